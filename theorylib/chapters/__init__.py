@@ -1,0 +1,1 @@
+"""Chapter declarations: one module per chapter, each defining ``CHAPTER``."""

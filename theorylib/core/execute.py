@@ -1,0 +1,89 @@
+"""Executing chapters: papermill reruns, in-place refresh, text-twin sync.
+
+Every execution runs the kernel single-threaded (BLAS and OpenMP limited to one
+thread through the environment), so stored outputs are reproducible and the
+timings are one-core timings.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+ONE_CORE_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                "PYTHONWARNINGS": "default", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+KERNEL = "python3"
+CELL_TIMEOUT_S = 1800
+
+
+def one_core_env() -> None:
+    """Limit the kernels this process starts to one BLAS/OpenMP thread."""
+    os.environ.update({k: v for k, v in ONE_CORE_ENV.items() if k != "PYTHONWARNINGS"})
+
+
+def twin_path(nb_path: Path) -> Path:
+    """The MyST text twin of a notebook: ``<dir>/myst/<stem>.md`` (jupytext ``ipynb,myst//md:myst``)."""
+    return nb_path.parent / "myst" / f"{nb_path.stem}.md"
+
+
+def sync_twin(nb_path: Path) -> None:
+    """``jupytext --sync``: the newer of the pair updates the other."""
+    from jupytext.cli import jupytext as jupytext_cli
+
+    jupytext_cli(["--sync", "--quiet", str(nb_path)])
+
+
+def execute_papermill(
+    nb_path: Path, output: Path, parameters: Mapping[str, Any], *, progress: bool = True
+) -> nbformat.NotebookNode:
+    """Rerun a chapter with papermill (parameters injected after the ``parameters`` cell)."""
+    import papermill as pm
+
+    one_core_env()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    return pm.execute_notebook(
+        str(nb_path), str(output), parameters=dict(parameters), kernel_name=KERNEL,
+        cwd=str(nb_path.parent), progress_bar=progress, request_save_on_cell_execute=False,
+        execution_timeout=CELL_TIMEOUT_S,
+    )
+
+
+def _execute(nb_path: Path) -> tuple[nbformat.NotebookNode, float]:
+    """Execute a notebook at its stored parameters with nbclient; (notebook, wall seconds)."""
+    from nbclient import NotebookClient
+
+    one_core_env()
+    nb = nbformat.read(str(nb_path), as_version=4)
+    client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name=KERNEL, record_timing=False,
+                            resources={"metadata": {"path": str(nb_path.parent)}})
+    start = time.perf_counter()
+    client.execute()
+    return nb, time.perf_counter() - start
+
+
+def execute_in_place(nb_path: Path) -> float:
+    """Re-execute a stored notebook in place (its own defaults), then sync its text twin.
+
+    Returns the execution's wall time in seconds. The twin is synced first, so
+    edits made to either file are what runs.
+    """
+    if twin_path(nb_path).exists():
+        sync_twin(nb_path)
+    nb, elapsed = _execute(nb_path)
+    nbformat.write(nb, str(nb_path))
+    if twin_path(nb_path).exists():
+        sync_twin(nb_path)
+    return elapsed
+
+
+def execute_timed(nb_path: Path, output: Path) -> float:
+    """Execute a notebook at its defaults into ``output`` (the stored one is untouched); wall seconds."""
+    nb, elapsed = _execute(nb_path)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(output))
+    return elapsed
