@@ -129,7 +129,7 @@ def cmd_refresh(args: argparse.Namespace) -> int:
         seconds = execute_in_place(c.notebook_path)
         record = claims_record(c.notebook_path)
         print(f"  {seconds:.1f} s; claims:\n{_claims_table(record)}")
-    if VERIFICATION_NOTEBOOK.exists():
+    if VERIFICATION_NOTEBOOK.exists() and not args.skip_verification:
         print("refreshing the Verification page ...", file=sys.stderr, flush=True)
         execute_in_place(VERIFICATION_NOTEBOOK)
     return EXIT_OK
@@ -206,6 +206,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("refresh", help="re-execute stored chapters in place (maintainers), sync twins")
     p.add_argument("slugs", nargs="*")
     p.add_argument("--all", action="store_true")
+    p.add_argument("--skip-verification", action="store_true",
+                   help="do not re-execute the Verification page afterwards")
     p.set_defaults(func=cmd_refresh)
 
     p = sub.add_parser("bench", help="each chapter's execution time at defaults on one core")

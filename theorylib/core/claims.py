@@ -203,9 +203,9 @@ def table_rows(claims: Sequence[Claim | dict[str, Any]], chapter: str | None = N
 
 def render_text(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     """A fixed-width text table."""
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-    line = "  ".join(h.ljust(w) for h, w in zip(header, widths))
-    body = ["  ".join(str(x).ljust(w) for x, w in zip(r, widths)) for r in rows]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=False)]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=False))
+    body = ["  ".join(str(x).ljust(w) for x, w in zip(r, widths, strict=False)) for r in rows]
     return "\n".join([line, "  ".join("-" * w for w in widths), *body])
 
 

@@ -115,7 +115,7 @@ class Param:
             if len(value) < self.min_len or (self.max_len is not None and len(value) > self.max_len):
                 raise self._fail(value, f"length {len(value)}")
             items = [self._check_scalar(v, _SCALAR_OF[self.kind], value) for v in value]
-            if self.increasing and any(b <= a for a, b in zip(items, items[1:])):
+            if self.increasing and any(b <= a for a, b in zip(items, items[1:], strict=False)):
                 raise self._fail(value, "not strictly increasing")
             return items
         return self._check_scalar(value, self.kind, value)
