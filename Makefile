@@ -20,7 +20,7 @@ book: $(STAMP)
 	@echo "The book is built: open $(CURDIR)/_build/html/index.html"
 
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadscope --nbval -p no:cacheprovider tests book
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n $(JOBS) --dist loadscope --nbval -p no:cacheprovider tests book
 
 lint: $(STAMP)
 	$(BIN)/ruff check theorylib tests
