@@ -87,3 +87,49 @@ def test_crash_exits_3_naming_the_cell(toy, tmp_path, capsys):
     assert cli.main(["run", toy.slug, "-p", "mode", "crash", "-o", str(tmp_path / "c.ipynb"), "--no-progress"]) == 3
     err = capsys.readouterr().err
     assert "execution failed in cell" in err and "RuntimeError: the experiment crashed" in err
+
+
+def test_new_creates_a_pair_and_a_declaration_from_the_template(monkeypatch, tmp_path, capsys):
+    (tmp_path / "theorylib" / "chapters").mkdir(parents=True)
+    monkeypatch.setattr(cli, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(cli, "BOOK_DIR", tmp_path / "book")
+    argv = ["new", "demo-chapter", "--title", "Demo", "--paper", "3", "--module", "demo_chapter", "--cite", "key"]
+    assert cli.main(argv) == 0
+    twin = tmp_path / "book" / "chapters" / "myst" / "demo-chapter.md"
+    nb = tmp_path / "book" / "chapters" / "demo-chapter.ipynb"
+    decl = tmp_path / "theorylib" / "chapters" / "demo_chapter.py"
+    assert twin.exists() and nb.exists() and decl.exists()
+    text = twin.read_text()
+    assert "(demo-chapter)=" in text and "{cite}`key`" in text and "__" not in text.replace("__name__", "")
+    assert "tags: [parameters]" in text and "What is checked, what is only proved" in text
+    namespace: dict = {}
+    exec(decl.read_text(), namespace)
+    assert namespace["CHAPTER"].slug == "demo-chapter" and namespace["CHAPTER"].defaults() == {"seed": 0}
+    assert cli.main(argv) == 2 and "exists already" in capsys.readouterr().err
+
+
+def test_refresh_executes_in_place_and_syncs_the_twin(tmp_path):
+    import shutil
+
+    import nbformat
+
+    from theorylib.core.execute import execute_in_place, twin_path
+
+    src = Path(TOY.notebook_path)
+    nb_path = tmp_path / src.name
+    shutil.copy(src, nb_path)
+    shutil.copy(src.parent / "toy_chapter.py", tmp_path / "toy_chapter.py")
+    (tmp_path / "myst").mkdir()
+    shutil.copy(twin_path(src), twin_path(nb_path))
+    seconds = execute_in_place(nb_path)
+    nb = nbformat.read(str(nb_path), as_version=4)
+    assert seconds > 0 and all(c.execution_count for c in nb.cells if c.cell_type == "code")
+    assert "C1 count" in str(nb.cells[-1].outputs)
+    assert twin_path(nb_path).read_text().count("```{code-cell}") == 2
+
+
+def test_bench_times_each_chapter(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "get_chapter", lambda slug: TOY)
+    assert cli.main(["bench", "toy-chapter"]) == 0
+    out = capsys.readouterr().out
+    assert "toy-chapter" in out and "total" in out and "ok" in out
