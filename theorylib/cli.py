@@ -1,8 +1,10 @@
-"""``python -m theorylib``: list, rerun, refresh, benchmark and start chapters.
+"""``python -m theorylib``: list, rerun, sweep, refresh, benchmark and start chapters.
 
 Exit status of ``run``: 0 every claim holds; 1 a claim failed (the table shows
 which); 2 a bad parameter or usage (nothing is executed); 3 the execution
-failed otherwise (the message names the cell).
+failed otherwise (the message names the cell). ``sweep`` (see ``theorylib.sweep``):
+0 every claim held at every setting and seed; 1 otherwise; 2 bad usage; 130
+interrupted (rerun the same command to resume).
 """
 
 from __future__ import annotations
@@ -185,6 +187,20 @@ def cmd_new(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import run_sweep
+
+    return run_sweep(get_chapter(args.slug), args.param or [], args.seeds, output=args.output, jobs=args.jobs,
+                     scheduler=args.scheduler, progress=not args.no_progress, plot=args.plot, plot_x=args.x)
+
+
+def cmd_sweep_plot(args: argparse.Namespace) -> int:
+    from .sweep import plot_sweep
+
+    print(plot_sweep(Path(args.dir), args.claim, x=args.x, output=args.output, logx=args.logx, logy=args.logy))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m theorylib", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -202,6 +218,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the claims as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("sweep", help="rerun a chapter over a grid of parameter values and seeds, on Dask")
+    p.add_argument("slug")
+    p.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUES"),
+                   help="swept values, Python literals separated by commas (or by ';' when a value holds "
+                        "commas outside brackets), e.g. -p size 2,4,8 or -p d_list '[4,8],[8,16]'")
+    p.add_argument("--seeds", help="seeds, e.g. 0..9 (inclusive), 3 or 0,5,9 (default: the chapter's default seed)")
+    p.add_argument("--jobs", type=int, help="worker processes of the embedded LocalCluster (default: the cores)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster, e.g. tcp://host:8786")
+    p.add_argument("-o", "--output", metavar="DIR", help="results folder (default: runs/SLUG/sweep); "
+                   "finished reruns found there are skipped")
+    p.add_argument("--plot", metavar="CLAIM", help="also plot this claim against a swept parameter")
+    p.add_argument("--x", metavar="NAME", help="the swept parameter on the plot's x axis (default: the first)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("sweep-plot", help="plot a claim of a finished sweep against a swept parameter")
+    p.add_argument("dir", help="the sweep's folder (holding sweep.json)")
+    p.add_argument("claim", help="the claim's name, e.g. 'C1 count'")
+    p.add_argument("--x", metavar="NAME", help="the swept parameter on the x axis (default: the first)")
+    p.add_argument("-o", "--output", help="the figure (.png, .svg or .pdf; default: DIR/sweep-CLAIM-vs-X.png)")
+    p.add_argument("--logx", action="store_true")
+    p.add_argument("--logy", action="store_true")
+    p.set_defaults(func=cmd_sweep_plot)
 
     p = sub.add_parser("refresh", help="re-execute stored chapters in place (maintainers), sync twins")
     p.add_argument("slugs", nargs="*")
