@@ -47,6 +47,9 @@ def test_stored_outputs_are_a_clean_full_run(nb_path):
         for out in c.outputs:
             assert out.output_type != "error", f"stored error: {out.get('ename')}"
             assert not (out.output_type == "stream" and out.name == "stderr"), f"stored stderr: {out.text[:200]}"
+            text = out.get("text", "") + out.get("data", {}).get("text/plain", "")
+            assert " at 0x" not in text, f"a memory address in a stored output: {text[:200]}"
+            assert "Claim(name=" not in text, "a Claim repr in a stored output: end the line with ';'"
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.slug)
