@@ -8,6 +8,7 @@ timings are one-core timings.
 from __future__ import annotations
 
 import os
+import resource
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -81,9 +82,22 @@ def execute_in_place(nb_path: Path) -> float:
     return elapsed
 
 
-def execute_timed(nb_path: Path, output: Path) -> float:
-    """Execute a notebook at its defaults into ``output`` (the stored one is untouched); wall seconds."""
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def execute_timed(nb_path: Path, output: Path) -> tuple[float, float]:
+    """Execute a notebook at its defaults into ``output`` (the stored one is untouched).
+
+    Returns (wall seconds of the execution, CPU seconds of the kernel process).
+    The kernel is this process's child and is reaped on shutdown, so its CPU
+    time is the growth of RUSAGE_CHILDREN: a one-core figure that other load
+    on the machine does not inflate (kernel start-up included).
+    """
+    cpu0 = _children_cpu_seconds()
     nb, elapsed = _execute(nb_path)
+    cpu = _children_cpu_seconds() - cpu0
     output.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(output))
-    return elapsed
+    return elapsed, cpu
