@@ -31,7 +31,7 @@ CHAPTER = Chapter(
         Param("sigma_max", 10.0, "float", "start of the sampling trajectory (C4)", low=1.0, high=100.0),
     ),
     alternatives={
-        "A": {"gamma": 2.0, "d": 200, "reps": 500, "sigma2_list": [0.02, 0.1, 0.4]},
+        "A": {"gamma": 2.0, "d": 100, "reps": 1000, "sigma2_list": [0.02, 0.1, 0.4]},
         "B": {"spectrum": "twolevel", "gamma": 0.25, "d": 80},
     },
 )
