@@ -336,25 +336,24 @@ def tilted_closed_forms(L: int, M: float) -> dict[str, float]:
             "rel_err_tv": e_tv, "rel_err_h2": e_h2}
 
 
-def tilted_difference_mp(x: ArrayLike, L: int, M: float, dps: int) -> list:
-    """The closed form s phi(x) (2 sinh(M x / n))^n of f_P - f_Q, in mpmath (s from the atoms' weights)."""
+def _difference_mp(x: ArrayLike, L: int, M: float, dps: int, factor) -> list:
+    """s phi(x) factor(M x / n)^n in mpmath, with s from the tilted pair's atoms."""
     pair = fd_pair_mp(L, M, tilted=True, dps=dps)
     xs = np.atleast_1d(np.asarray(x, dtype=float))
     with mpmath.workdps(dps):
         c = pair.s / mpmath.sqrt(2 * mpmath.pi)
         Mm, n = mpmath.mpf(M), pair.n
-        return [+(c * mpmath.exp(-mpmath.mpf(float(v)) ** 2 / 2) * (2 * mpmath.sinh(Mm * float(v) / n)) ** n)
-                for v in xs]
+        return [+(c * mpmath.exp(-mpmath.mpf(float(v)) ** 2 / 2) * factor(Mm * float(v) / n) ** n) for v in xs]
+
+
+def tilted_difference_mp(x: ArrayLike, L: int, M: float, dps: int) -> list:
+    """The closed form s phi(x) (2 sinh(M x / n))^n of f_P - f_Q, in mpmath (s from the atoms' weights)."""
+    return _difference_mp(x, L, M, dps, lambda u: 2 * mpmath.sinh(u))
 
 
 def monomial_difference_mp(x: ArrayLike, L: int, M: float, dps: int) -> list:
     """WRONG THEORY (a), pointwise: f_P - f_Q ~ s phi(x) (2 M x / n)^n (sinh u replaced by u)."""
-    pair = fd_pair_mp(L, M, tilted=True, dps=dps)
-    xs = np.atleast_1d(np.asarray(x, dtype=float))
-    with mpmath.workdps(dps):
-        c = pair.s / mpmath.sqrt(2 * mpmath.pi)
-        Mm, n = mpmath.mpf(M), pair.n
-        return [+(c * mpmath.exp(-mpmath.mpf(float(v)) ** 2 / 2) * (2 * Mm * float(v) / n) ** n) for v in xs]
+    return _difference_mp(x, L, M, dps, lambda u: 2 * u)
 
 
 def c1(M: float) -> float:
