@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: book test lint bench refresh clean
+.PHONY: book test lint bench refresh mutation clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,14 +19,27 @@ book: $(STAMP)
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "The book is built: open $(CURDIR)/_build/html/index.html"
 
+# The numeric environment of the portability pass: numpy's dispatched SIMD loops off (baseline only),
+# torch's CPU kernels at their default capability, MKL at AVX2. The OpenBLAS kernel is never set here
+# (OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE: some machines need theirs).
+PERTURBED := NPY_DISABLE_CPU_FEATURES="X86_V3 X86_V4 AVX512_ICL AVX512_SPR" ATEN_CPU_CAPABILITY=default \
+             MKL_ENABLE_INSTRUCTIONS=AVX2
+ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+
 test: $(STAMP) lint
-	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n $(JOBS) --dist loadscope --nbval -p no:cacheprovider tests book
+	$(ONE_THREAD) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope --nbval -p no:cacheprovider tests book
+	@echo "portability: nbval over book/ again, in a perturbed numeric environment ($(PERTURBED))"
+	$(ONE_THREAD) $(PERTURBED) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope --nbval -p no:cacheprovider book
 
 lint: $(STAMP)
-	$(BIN)/ruff check theorylib tests
+	$(BIN)/ruff check theorylib tests book
 
 bench: $(STAMP)
 	$(BIN)/python -m theorylib bench
+
+# Each chapter's mutation score (minutes; a benchmark, not a test): rewrites the reports beside the theories.
+mutation: $(STAMP)
+	$(ONE_THREAD) $(BIN)/python -m theorylib mutate --all
 
 refresh: $(STAMP)
 	$(BIN)/python -m theorylib refresh --all

@@ -13,9 +13,9 @@ import jupytext
 import nbformat
 import pytest
 
-from theorylib.core.chapters import BOOK_DIR, REPO_ROOT, all_chapters
-from theorylib.core.execute import twin_path
-from theorylib.core.records import claims_record
+from theorylib.runner.paths import BOOK_DIR, REPO_ROOT
+from theorylib.runner.records import claims_record
+from theorylib.runner.registry import all_chapters, twin_path
 
 CHAPTERS = all_chapters()
 NOTEBOOKS = sorted(p for p in BOOK_DIR.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)

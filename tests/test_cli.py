@@ -6,10 +6,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from toy_chapter import TOY
 
-from theorylib import cli
-from theorylib.core.chapters import BOOK_DIR, REPO_ROOT, all_chapters
+from theorylib.runner import cli, scaffold
+from theorylib.runner.paths import BOOK_DIR, REPO_ROOT
+from theorylib.runner.registry import all_chapters
 
 
 def book_state() -> dict[Path, float]:
@@ -68,7 +70,9 @@ def test_usage_errors_exit_2(argv, fragment, capsys, monkeypatch):
 def test_run_passes_with_exit_0_and_json(toy, tmp_path, capsys):
     out = tmp_path / "ok.ipynb"
     assert cli.main(["run", toy.slug, "-p", "seed", "3", "-o", str(out), "--json", "--no-progress"]) == 0
-    claims = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    assert "without encryption" not in captured.err  # kernels talk over IPC, not unencrypted TCP
+    claims = json.loads(captured.out)
     assert claims == [
         {"name": "C1 count", "measured": 4, "predicted": 4, "tolerance": 0.0, "tolerance_text": "exact equality",
          "rule": "exact", "alpha": None, "passed": True}
@@ -89,23 +93,59 @@ def test_crash_exits_3_naming_the_cell(toy, tmp_path, capsys):
     assert "execution failed in cell" in err and "RuntimeError: the experiment crashed" in err
 
 
-def test_new_creates_a_pair_and_a_declaration_from_the_template(monkeypatch, tmp_path, capsys):
-    (tmp_path / "theorylib" / "chapters").mkdir(parents=True)
-    monkeypatch.setattr(cli, "REPO_ROOT", tmp_path)
-    monkeypatch.setattr(cli, "BOOK_DIR", tmp_path / "book")
-    argv = ["new", "demo-chapter", "--title", "Demo", "--paper", "3", "--module", "demo_chapter", "--cite", "key"]
-    assert cli.main(argv) == 0
-    twin = tmp_path / "book" / "chapters" / "myst" / "demo-chapter.md"
-    nb = tmp_path / "book" / "chapters" / "demo-chapter.ipynb"
-    decl = tmp_path / "theorylib" / "chapters" / "demo_chapter.py"
-    assert twin.exists() and nb.exists() and decl.exists()
-    text = twin.read_text()
-    assert "(demo-chapter)=" in text and "{cite}`key`" in text and "__" not in text.replace("__name__", "")
-    assert "tags: [parameters]" in text and "What is checked, what is only proved" in text
-    namespace: dict = {}
-    exec(decl.read_text(), namespace)
-    assert namespace["CHAPTER"].slug == "demo-chapter" and namespace["CHAPTER"].defaults() == {"seed": 0}
-    assert cli.main(argv) == 2 and "exists already" in capsys.readouterr().err
+def test_new_writes_every_file_of_a_chapter_from_the_template(tmp_path, capsys):
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nparts:\n"
+                                       "  - caption: Back matter\n    chapters:\n      - file: book/references\n")
+    written = scaffold.new_chapter("demo-chapter", title="Demo", paper=3, part="Learning theory", cite="key",
+                                   root=tmp_path)
+    expected = {"book/chapters/myst/demo-chapter.md", "book/chapters/demo-chapter.ipynb",
+                "theorylib/chapters/demo_chapter/__init__.py", "theorylib/chapters/demo_chapter/theory.py",
+                "theorylib/chapters/demo_chapter/model.py", "theorylib/chapters/demo_chapter/claims.py",
+                "tests/chapters/test_demo_chapter.py", "_toc.yml"}
+    assert set(written) == expected and all((tmp_path / p).exists() for p in expected)
+    for path in expected:
+        text = (tmp_path / path).read_text()
+        assert "__SLUG__" not in text and "__PACKAGE__" not in text and "__TITLE__" not in text, path
+    twin = (tmp_path / "book/chapters/myst/demo-chapter.md").read_text()
+    assert "(demo-chapter)=" in twin and "{cite}`key`" in twin
+    assert "tags: [parameters]" in twin and "What is checked, what is only proved" in twin
+    toc = yaml.safe_load((tmp_path / "_toc.yml").read_text())
+    assert [p["caption"] for p in toc["parts"]] == ["Learning theory", "Back matter"]
+    assert toc["parts"][0]["chapters"] == [{"file": "book/chapters/demo-chapter"}]
+    with pytest.raises(scaffold.ScaffoldError, match="exists already"):
+        scaffold.new_chapter("demo-chapter", title="Demo", paper=3, part="Learning theory", root=tmp_path)
+    assert cli.main(["new", "Bad_Slug", "--title", "T", "--paper", "3"]) == 2
+    assert "lower-case words" in capsys.readouterr().err
+
+
+def test_the_template_chapter_runs_and_its_claim_rejects_its_wrong_theory(tmp_path):
+    """The scaffolded package and notebook work as written: the declaration, the claim contract, the cells."""
+    import jupytext
+
+    import theorylib.chapters as chapters_pkg
+
+    scaffold.new_chapter("demo-chapter", title="Demo", paper=3, part="Learning theory", root=tmp_path)
+    pkg_dir = tmp_path / "theorylib" / "chapters"
+    chapters_pkg.__path__.append(str(pkg_dir))
+    try:
+        from theorylib.chapters.demo_chapter import CHAPTER  # type: ignore[import-not-found]
+
+        assert CHAPTER.slug == "demo-chapter" and CHAPTER.package == "theorylib.chapters.demo_chapter"
+        tests = {}
+        exec(compile((tmp_path / "tests/chapters/test_demo_chapter.py").read_text(), "template-test", "exec"), tests)
+        for name, fn in tests.items():
+            if name.startswith("test_"):
+                fn()
+        nb = jupytext.read(tmp_path / "book/chapters/myst/demo-chapter.md")
+        namespace: dict = {}
+        for cell in nb.cells:
+            if cell.cell_type == "code" and "plt" not in cell.source:
+                exec(cell.source, namespace)
+        assert [c.passed for c in namespace["claims"].claims] == [True]
+    finally:
+        chapters_pkg.__path__.remove(str(pkg_dir))
+        for mod in [m for m in sys.modules if m.startswith("theorylib.chapters.demo_chapter")]:
+            del sys.modules[mod]
 
 
 def test_refresh_executes_in_place_and_syncs_the_twin(tmp_path):
@@ -113,7 +153,8 @@ def test_refresh_executes_in_place_and_syncs_the_twin(tmp_path):
 
     import nbformat
 
-    from theorylib.core.execute import execute_in_place, twin_path
+    from theorylib.runner.execute import METADATA_KEY, execute_in_place
+    from theorylib.runner.registry import twin_path
 
     src = Path(TOY.notebook_path)
     nb_path = tmp_path / src.name
@@ -126,6 +167,8 @@ def test_refresh_executes_in_place_and_syncs_the_twin(tmp_path):
     assert seconds > 0 and all(c.execution_count for c in nb.cells if c.cell_type == "code")
     assert "C1 count" in str(nb.cells[-1].outputs)
     assert twin_path(nb_path).read_text().count("```{code-cell}") == 2
+    made_on = nb.metadata[METADATA_KEY]["made_on"]
+    assert made_on["packages"]["numpy"] and made_on["cpu"] and made_on["blas"]
 
 
 def test_bench_times_each_chapter(monkeypatch, capsys):

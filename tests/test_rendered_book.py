@@ -10,7 +10,8 @@ import browser_checks as bc
 import pytest
 import yaml
 
-from theorylib.core.chapters import REPO_ROOT, all_chapters
+from theorylib.runner.paths import REPO_ROOT
+from theorylib.runner.registry import all_chapters
 
 CHAPTERS = all_chapters()
 SCREENSHOTS = REPO_ROOT / "_build" / "screenshots"

@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 from toy_chapter import TOY
 
-from theorylib import cli, sweep
-from theorylib.core.chapters import REPO_ROOT, Chapter
+from theorylib.core.chapter import Chapter
 from theorylib.core.params import Param, ParameterError
+from theorylib.runner import cli, sweep
+from theorylib.runner.paths import REPO_ROOT
+from theorylib.runner.registry import BookChapter
 
 CLAIM = "C1 count"
 
@@ -93,8 +95,9 @@ def test_plan_is_the_product_in_declaration_order_with_safe_keys():
     assert plan[0].parameters == {"seed": 0, "mode": "pass", "size": 2}
     assert len({r.key for r in plan}) == 8
     assert sweep.value_token([4, 8]) == "[4,8]"
-    lists = Chapter("lists", "L", 0, "tests", "x.ipynb", (Param("seed", 0, "int", low=0),
-                                                     Param("d", [4], "int_list", low=1, max_len=3)))
+    lists = BookChapter(Chapter("lists", "L", 0, (Param("seed", 0, "int", low=0),
+                                                 Param("d", [4], "int_list", low=1, max_len=3))),
+                        Path("x.ipynb"), "tests")
     swept = sweep.parse_sweep_params([("d", "[4,8];[8,16, 32]")])
     assert [r.key for r in sweep.plan_sweep(lists, swept, [0])] == ["d=[4,8]__seed=0", "d=[8,16,32]__seed=0"]
     with pytest.raises(ParameterError, match=r"parameter 'd' = \[1, 2, 3, 4\] is not allowed \(length 4\)"):
@@ -232,7 +235,7 @@ def test_interrupted_sweep_keeps_finished_reruns_and_resumes(toy, scheduler, tmp
         sys.path.insert(0, {str(Path(__file__).parent / "fixtures")!r})
         if __name__ == "__main__":
             from toy_chapter import TOY
-            from theorylib import cli
+            from theorylib.runner import cli
             cli.get_chapter = lambda slug: TOY
             sys.exit(cli.main(sys.argv[1:]))
     """)

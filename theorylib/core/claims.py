@@ -12,7 +12,11 @@ A claim is decided by a *rule* whose tolerance comes from an error analysis:
                 chi^2_k upper-tail probability is >= alpha.
 
 Statistical rules take their false-alarm level ``alpha`` explicitly (default
-1e-3 per claim), and the table shows it. :meth:`ClaimSet.report` shows the
+1e-3 per claim), and the table shows it. A claim on a floating-point-error
+quantity (``fp=True``: the residual of an exact identity, the error of an exact
+algorithm) shows its measured value as the bound it met (``< 1.6e-10``,
+``p ± 1e-12``), never by its digits, which vary between machines; see
+:mod:`theorylib.core.formatting`. :meth:`ClaimSet.report` shows the
 table, leaves a machine-readable record in the notebook's outputs (under
 :data:`CLAIMS_KEY` in the output's metadata, read back by the command line and the Verification page)
 and raises :class:`ClaimsFailed` when any claim fails, so that a notebook run
@@ -23,12 +27,14 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 from scipy import stats
+
+from .formatting import bound_text
 
 # The key under which the record sits in the claims output's metadata (not in its
 # data: the book's renderer would warn on an unknown MIME type).
@@ -53,15 +59,18 @@ class Claim:
     justification: str
     passed: bool
     alpha: float | None = None
+    fp: bool = False
+    # What the claim function computed on the way (residuals, fits...), for the notebook's prints and
+    # figures; not part of the record.
+    details: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def as_record(self) -> dict[str, Any]:
-        """A JSON-ready dict; floats kept to 10 significant digits so that a
-        last-bit difference between machines cannot change the stored record."""
-        rec = asdict(self)
-        for key in ("measured", "predicted", "tolerance", "alpha"):
-            if isinstance(rec[key], float) and math.isfinite(rec[key]):
-                rec[key] = float(f"{rec[key]:.10g}")
-        return rec
+        """A JSON-ready dict at full precision (it is stored in output metadata, which nbval does not compare)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
+
+    def with_details(self, **details: Any) -> Claim:
+        """The same claim carrying ``details`` (read back as ``claim.details["name"]``)."""
+        return replace(self, details={**self.details, **details})
 
 
 def _num(x: Any) -> float:
@@ -99,20 +108,22 @@ def check_exact(name: str, measured: Any, predicted: Any, why: str) -> Claim:
     return Claim(name, m, p, "exact", 0.0, "exact equality", why, bool(m == p))
 
 
-def check_absolute(name: str, measured: float, predicted: float, tol: float, why: str) -> Claim:
-    """|measured - predicted| <= tol."""
+def check_absolute(name: str, measured: float, predicted: float, tol: float, why: str, *,
+                   fp: bool = False) -> Claim:
+    """|measured - predicted| <= tol (``fp=True``: shown as the bound, see the module docstring)."""
     _check_tol(tol)
     m, p = _num(measured), _num(predicted)
     ok = _finite(m, p) and abs(m - p) <= tol
-    return Claim(name, m, p, "absolute", float(tol), f"|m-p| <= {tol:.3g}", why, bool(ok))
+    return Claim(name, m, p, "absolute", float(tol), f"|m-p| <= {tol:.3g}", why, bool(ok), fp=fp)
 
 
-def check_relative(name: str, measured: float, predicted: float, rtol: float, why: str) -> Claim:
+def check_relative(name: str, measured: float, predicted: float, rtol: float, why: str, *,
+                   fp: bool = False) -> Claim:
     """|measured - predicted| <= rtol * |predicted|."""
     _check_tol(rtol)
     m, p = _num(measured), _num(predicted)
     ok = _finite(m, p) and abs(m - p) <= rtol * abs(p)
-    return Claim(name, m, p, "relative", float(rtol), f"|m-p| <= {rtol:.3g}|p|", why, bool(ok))
+    return Claim(name, m, p, "relative", float(rtol), f"|m-p| <= {rtol:.3g}|p|", why, bool(ok), fp=fp)
 
 
 def check_zscore(
@@ -142,13 +153,14 @@ def check_interval(
     return Claim(name, m, p, "interval", float(hi - lo) / 2, text, why, bool(ok), alpha)
 
 
-def check_upper(name: str, measured: float, bound: float, why: str, tol: float = 0.0) -> Claim:
-    """A proved upper bound holds: measured <= bound + tol."""
+def check_upper(name: str, measured: float, bound: float, why: str, tol: float = 0.0, *,
+                fp: bool = False) -> Claim:
+    """A proved upper bound holds: measured <= bound + tol (``fp=True``: measured is fp error, shown as a bound)."""
     _check_tol(tol)
     m, p = _num(measured), _num(bound)
     ok = _finite(m, p) and m <= p + tol
     text = "m <= p" if tol == 0 else f"m <= p + {tol:.3g}"
-    return Claim(name, m, p, "upper", float(tol), text, why, bool(ok))
+    return Claim(name, m, p, "upper", float(tol), text, why, bool(ok), fp=fp)
 
 
 def check_lower(name: str, measured: float, bound: float, why: str, tol: float = 0.0) -> Claim:
@@ -186,6 +198,25 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
+def measured_text(r: dict[str, Any]) -> str:
+    """The measured cell: 4 significant digits, or for a passed fp claim the bound it met.
+
+    ``< tol`` for an upper bound or a residual (predicted 0); ``p ± tol`` for an absolute claim;
+    ``p(1 ± rtol)`` for a relative one. A failed fp claim shows its digits (the run fails anyway).
+    """
+    if not r.get("fp") or not r["passed"]:
+        return _fmt(r["measured"])
+    tol = r["tolerance"]
+    up = bound_text(tol) if tol > 0 else "0"
+    if r["rule"] == "upper":
+        return f"<= {_fmt(r['predicted'])}" + (f" + {up}" if tol else "")
+    if r["rule"] == "absolute":
+        return f"<= {up}" if r["predicted"] == 0 else f"{_fmt(r['predicted'])} ± {up}"
+    if r["rule"] == "relative":
+        return f"{_fmt(r['predicted'])}(1 ± {up})"
+    return _fmt(r["measured"])
+
+
 COLUMNS = ("claim", "measured", "predicted", "tolerance", "alpha", "status")
 
 
@@ -195,7 +226,7 @@ def table_rows(claims: Sequence[Claim | dict[str, Any]], chapter: str | None = N
     for c in claims:
         r = c if isinstance(c, dict) else c.as_record()
         alpha = "" if r.get("alpha") is None else f"{r['alpha']:g}"
-        row = [r["name"], _fmt(r["measured"]), _fmt(r["predicted"]), r["tolerance_text"], alpha,
+        row = [r["name"], measured_text(r), _fmt(r["predicted"]), r["tolerance_text"], alpha,
                "pass" if r["passed"] else "FAIL"]
         rows.append(([chapter] if chapter is not None else []) + row)
     return rows
@@ -209,8 +240,12 @@ def render_text(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     return "\n".join([line, "  ".join("-" * w for w in widths), *body])
 
 
-def render_html(rows: Sequence[Sequence[str]], header: Sequence[str], notes: Sequence[str] = ()) -> str:
-    """An HTML table; ``notes`` (one per row) become a justification column."""
+def render_html(rows: Sequence[Sequence[str]], header: Sequence[str], notes: Sequence[str] = (), *,
+                table_class: str = "claims-table") -> str:
+    """An HTML table; ``notes`` (one per row) become a justification column.
+
+    A claims table (the default class) marks each row passed or failed by its last cell.
+    """
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     if notes:
         head += "<th>why this tolerance</th>"
@@ -219,10 +254,13 @@ def render_html(rows: Sequence[Sequence[str]], header: Sequence[str], notes: Seq
         cells = "".join(f"<td>{html.escape(str(x))}</td>" for x in r)
         if notes:
             cells += f"<td>{html.escape(notes[i])}</td>"
-        cls = "claim-pass" if r[-1] == "pass" else "claim-fail"
-        lines.append(f'<tr class="{cls}">{cells}</tr>')
+        if table_class == "claims-table":
+            cls = "claim-pass" if r[-1] == "pass" else "claim-fail"
+            lines.append(f'<tr class="{cls}">{cells}</tr>')
+        else:
+            lines.append(f"<tr>{cells}</tr>")
     return (
-        '<table class="claims-table">'
+        f'<table class="{table_class}">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
     )
 
@@ -243,11 +281,13 @@ class ClaimSet:
     def exact(self, name: str, measured: Any, predicted: Any, why: str) -> Claim:
         return self.add(check_exact(name, measured, predicted, why))
 
-    def absolute(self, name: str, measured: float, predicted: float, tol: float, why: str) -> Claim:
-        return self.add(check_absolute(name, measured, predicted, tol, why))
+    def absolute(self, name: str, measured: float, predicted: float, tol: float, why: str, *,
+                 fp: bool = False) -> Claim:
+        return self.add(check_absolute(name, measured, predicted, tol, why, fp=fp))
 
-    def relative(self, name: str, measured: float, predicted: float, rtol: float, why: str) -> Claim:
-        return self.add(check_relative(name, measured, predicted, rtol, why))
+    def relative(self, name: str, measured: float, predicted: float, rtol: float, why: str, *,
+                 fp: bool = False) -> Claim:
+        return self.add(check_relative(name, measured, predicted, rtol, why, fp=fp))
 
     def zscore(self, name: str, measured: float, predicted: float, se: float, why: str,
                alpha: float = DEFAULT_ALPHA) -> Claim:
@@ -257,8 +297,9 @@ class ClaimSet:
                  alpha: float = DEFAULT_ALPHA) -> Claim:
         return self.add(check_interval(name, measured, predicted, lo, hi, why, alpha))
 
-    def upper(self, name: str, measured: float, bound: float, why: str, tol: float = 0.0) -> Claim:
-        return self.add(check_upper(name, measured, bound, why, tol))
+    def upper(self, name: str, measured: float, bound: float, why: str, tol: float = 0.0, *,
+              fp: bool = False) -> Claim:
+        return self.add(check_upper(name, measured, bound, why, tol, fp=fp))
 
     def lower(self, name: str, measured: float, bound: float, why: str, tol: float = 0.0) -> Claim:
         return self.add(check_lower(name, measured, bound, why, tol))

@@ -121,7 +121,17 @@ class Param:
         return self._check_scalar(value, self.kind, value)
 
 
-def validate(values: Mapping[str, Any], params: Sequence[Param], *, strict: bool = False) -> dict[str, Any]:
+class Params(dict):
+    """Validated parameter values: a dict that also reads as attributes (``P.d`` is ``P["d"]``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"no parameter {name!r}; this chapter's parameters are: {', '.join(self)}") from None
+
+
+def validate(values: Mapping[str, Any], params: Sequence[Param], *, strict: bool = False) -> Params:
     """Check ``values`` against ``params`` and return the validated values.
 
     Names missing from ``values`` take their defaults. With ``strict=True`` a
@@ -135,7 +145,7 @@ def validate(values: Mapping[str, Any], params: Sequence[Param], *, strict: bool
             raise ParameterError(
                 f"unknown parameter {unknown[0]!r}; this chapter's parameters are: {', '.join(known)}"
             )
-    return {p.name: p.check(values[p.name]) if p.name in values else p.check(p.default) for p in params}
+    return Params({p.name: p.check(values[p.name]) if p.name in values else p.check(p.default) for p in params})
 
 
 def parse_value(text: str) -> Any:

@@ -1,0 +1,408 @@
+"""Tests of chapter 'attention-query-learning': the model, the learners, the theory, and one mutation test per claim.
+
+The mutation tests compute each claim's data with the same functions the notebook calls, at the default
+parameters, and check that the claim passes with the chapter's theory and fails with the named wrong theory
+(``theory=variant(theory, f=theory.wrong_f)``).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from theorylib.chapters.attention_query_learning import CHAPTER, model, model_runs, theory
+from theorylib.chapters.attention_query_learning import claims as cl
+from theorylib.core import rng_for
+from theorylib.core.theory import variant
+
+P = CHAPTER.validate(CHAPTER.defaults())
+PACKAGE = Path(cl.__file__).parent
+
+
+def _instance(d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    return model.random_full_instance(d, np.random.default_rng(seed))
+
+
+def test_model_modules_never_import_theory_or_claims():
+    for path in PACKAGE.glob("model*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            assert not any(n.split(".")[-1] in ("theory", "claims") for n in names), f"{path.name} imports {names}"
+
+
+# ------------------------------------------------------------------------------------------ the model
+
+def test_one_token_query_returns_the_value():
+    A, u = _instance(5)
+    X = np.random.default_rng(1).standard_normal((7, 1, 5))
+    assert_allclose(model.attention_oracle(X, A, u), X[:, 0, :] @ u, rtol=1e-14, atol=1e-15)
+
+
+def test_two_token_probe_identity_lemma_1():
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        A, u = _instance(6, int(rng.integers(1 << 30)))
+        q, w = rng.standard_normal(6), rng.standard_normal(6)
+        f = model.attention_oracle(np.stack([q + w, q])[None], A, u)[0]
+        assert_allclose(f, u @ q + theory._sigmoid(q @ A @ w) * (u @ w), rtol=1e-12, atol=1e-13)
+
+
+def test_oracle_matches_a_direct_softmax_and_is_stable_at_huge_logits():
+    rng = np.random.default_rng(3)
+    A, u = _instance(4)
+    X = rng.standard_normal((10, 5, 4))
+    s = np.einsum("bnd,bd->bn", X, X[:, -1] @ A)
+    wts = np.exp(s) / np.exp(s).sum(1, keepdims=True)
+    assert_allclose(model.attention_oracle(X, A, u), np.einsum("bn,bn->b", wts, X @ u), rtol=1e-12)
+    big = model.attention_oracle(X, 1e3 * A, u)           # logits ~1e3: no overflow, a convex combination
+    vals = X @ u
+    assert np.all(np.isfinite(big))
+    assert np.all((big >= vals.min(1) - 1e-12) & (big <= vals.max(1) + 1e-12))
+
+
+def test_sigmoid_and_logit_are_inverse_and_logit_refuses_non_probabilities():
+    z = np.linspace(-15, 15, 61)                  # 1 - sigma(15) ~ 3e-7: logit is accurate to eps / 3e-7
+    assert_allclose(model.logit(theory._sigmoid(z)), z, atol=1e-8)
+    assert np.all(np.isfinite(theory._sigmoid(np.array([-1e4, 1e4]))))
+    with pytest.raises(ValueError, match="probability in"):
+        model.logit(np.array([0.5, 1.0]))
+
+
+def test_multihead_oracle_sums_heads():
+    A1, u1 = _instance(3, 1)
+    A2, u2 = _instance(3, 2)
+    X = np.random.default_rng(0).standard_normal((4, 3, 3))
+    assert_allclose(model.multihead_oracle(X, [A1, A2], [u1, u2]),
+                    model.attention_oracle(X, A1, u1) + model.attention_oracle(X, A2, u2), rtol=1e-14)
+
+
+# ------------------------------------------------------------------------------------------ the oracle
+
+def test_oracle_counts_every_query_including_broadcast_repeats():
+    A, u = _instance(3)
+    o = model.QueryOracle(A, u)
+    o(np.ones((2, 5, 1, 3)))
+    assert o.n_queries == 10
+    X = np.broadcast_to(np.ones((1, 2, 3)), (7, 1, 2, 3))
+    y = o(X)
+    assert o.n_queries == 17 and y.shape == (7, 1)
+    assert not hasattr(o, "A") and not hasattr(o, "u")
+
+
+def test_gaussian_oracle_draws_fresh_noise_for_each_repeat():
+    A, u = _instance(3)
+    o = model.QueryOracle(A, u, noise="gaussian", sigma=1.0, rng=np.random.default_rng(0))
+    y = o(np.broadcast_to(np.eye(3)[0][None, None, :], (1000, 1, 3)))
+    assert o.n_queries == 1000
+    assert abs(np.std(y) - 1.0) < 0.1 and np.unique(y).size == 1000
+
+
+def test_learn_value_vector_with_repeats_counts_n_times():
+    A, u = _instance(4)
+    o = model.QueryOracle(A, u, noise="gaussian", sigma=1e-3, rng=np.random.default_rng(1))
+    model.learn_value_vector(o, 4, repeats=16, batch=(5,))
+    assert o.n_queries == 4 * 16 * 5
+
+
+# ------------------------------------------------------------------------------------------ learners
+
+def test_learn_full_is_exact_and_counts_d2_plus_2d():
+    for d in (1, 2, 3, 7):
+        A, u = _instance(d, d)
+        o = model.QueryOracle(A, u)
+        A_hat, u_hat = model.learn_full(o, d, s=2.5)
+        assert_allclose(A_hat, A, atol=1e-12)
+        assert_allclose(u_hat, u, atol=1e-14)
+        assert o.n_queries == theory.query_count_full(d) == d * d + 2 * d
+
+
+def test_learn_full_batch_equals_single_runs():
+    A, u = _instance(4)
+    A_hat, _ = model.learn_full(model.QueryOracle(A, u), 4, batch=(3,))
+    assert A_hat.shape == (3, 4, 4)
+    assert_allclose(A_hat, np.broadcast_to(A, (3, 4, 4)), atol=1e-12)
+
+
+@pytest.mark.parametrize("d,r", [(6, 1), (6, 6), (9, 3), (12, 2)])
+def test_learn_low_rank_is_exact_at_k_equal_r(d, r):
+    rng = np.random.default_rng(d * 10 + r)
+    A, u = model.random_low_rank_instance(d, r, rng)
+    o = model.QueryOracle(A, u)
+    A_hat, u_hat, info = model.learn_low_rank(o, d, r, rng)
+    assert_allclose(A_hat, A, atol=1e-10)
+    assert info.rank == r
+    assert o.n_queries == theory.query_count_low_rank(d, r)
+    if r < d:
+        assert o.n_queries == r * (2 * d - r) + 2 * d + r
+
+
+def test_sketch_above_rank_exact_and_below_rank_above_eckart_young():
+    rng = np.random.default_rng(5)
+    A, u = model.random_low_rank_instance(12, 3, rng)
+    for k in range(1, 7):
+        run = model_runs.run_sketch(A, u, 3, k, rng)
+        assert run.n_queries == theory.query_count_low_rank(12, k)
+        if k >= 3:
+            assert run.rel_err <= theory.sketch_rel_tolerance(A, u, run.info.K, run.info.Q, run.info.kappa)
+        else:
+            assert np.linalg.matrix_rank(run.A_hat) <= k
+            assert run.rel_err >= theory.eckart_young_floor(A, k)
+
+
+def test_sketch_margins_are_at_least_one_and_the_theory_restates_the_offset():
+    u = np.random.default_rng(0).standard_normal(8)
+    K, _ = model.sketch_basis(8, 2, np.random.default_rng(1))
+    v0, c = model.margin_offset(u, K.T)
+    assert np.min(u @ (v0[None, :] + K.T).T) >= 1 - 1e-12 and u @ v0 == pytest.approx(c)
+    v0_t, c_t = theory.design_offset(u, K.T)
+    assert_allclose(v0_t, v0, rtol=1e-14) and c_t == pytest.approx(float(c), rel=1e-14)
+
+
+def test_dof_and_count_formulas():
+    assert theory.query_count_low_rank(32, 2) == 190 and theory.query_count_full(32) == 1088
+    for d in range(2, 20):
+        for r in range(1, d):
+            assert theory.query_count_low_rank(d, r) - theory.dof_lower_bound(d, r) == d + r
+
+
+# ------------------------------------------------------------------------------------------ Theorem 3
+
+def test_closed_form_jacobian_equals_the_measured_finite_differences_of_the_estimator():
+    A, u = model_runs.conditioned_full_instance(4, np.random.default_rng(7), J_max=200.0)
+    J = theory.first_order_jacobian(A, u)
+    M = model_runs.measured_jacobian(A, u)
+    scale = np.max(J.l1())
+    assert_allclose(M.probe, J.alpha, rtol=1e-5, atol=1e-5 * scale)
+    assert_allclose(M.base, -np.broadcast_to(J.beta[:, None], (4, 4)), rtol=1e-5, atol=1e-5 * scale)
+    assert_allclose(M.value, J.gamma, rtol=1e-5, atol=1e-5 * scale)
+    assert_allclose(M.l1(), J.l1(), rtol=1e-6)
+
+
+def test_measured_jacobian_with_amplitude_s_matches_gamma_over_s():
+    A, u = _instance(3, 4)
+    J = theory.first_order_jacobian(A, u, s=2.5)
+    M = model_runs.measured_jacobian(A, u, s=2.5)
+    assert_allclose(M.l1(), J.l1(), rtol=1e-5)
+
+
+def test_jacobian_l1_bound_of_theorem_3():
+    for seed in range(10):
+        A, u = _instance(6, seed)
+        J = theory.first_order_jacobian(A, u)
+        B_D = np.max(np.abs(theory.design_logits(A, u)))
+        W = J.v0 + np.eye(6)
+        bound = 8 * np.exp(B_D) * (1 + (1 + np.abs(W).sum(1)[None, :] + np.abs(J.v0).sum())) / J.margin
+        assert np.all(J.l1() <= bound)
+        assert np.all(J.margin >= 1 - 1e-12)
+
+
+def test_predicted_mse_scales_as_sigma2_over_n_and_logit_free_is_smaller():
+    A, u = _instance(5)
+    m1 = theory.predicted_mse(A, u, 1e-3, 1)
+    assert theory.predicted_mse(A, u, 2e-3, 4) == pytest.approx(m1)
+    assert theory.wrong_predicted_mse_logit_free(A, u, 1e-3, 1) <= m1 / 16
+
+
+# ------------------------------------------------------------------------------------------ Proposition 4
+
+def test_equivalent_multihead_same_function_and_distance():
+    rng = np.random.default_rng(11)
+    A, u1 = _instance(5, 3)
+    u2 = rng.standard_normal(5)
+    w = model_runs.orthogonal_shift(u1, u2, 3.0, rng)
+    assert abs(w @ (u1 - u2)) < 1e-12 and np.linalg.norm(w) == pytest.approx(3.0)
+    theta = ((A, A), (u1, u2))
+    theta2 = theory.equivalent_multihead(A, u1, u2, w)
+    for X in model_runs.random_sequences(500, 6, 5, rng):
+        if X.shape[0]:
+            assert_allclose(model.multihead_oracle(X, *theta2), model.multihead_oracle(X, *theta), atol=1e-13)
+    assert model_runs.param_distance_mod_perm(theta, theta2) == pytest.approx(theory.head_distance(w))
+    assert theory.head_distance(w) == pytest.approx(3 * math.sqrt(2))
+    swapped = ((A, A), (u2, u1))
+    assert model_runs.param_distance_mod_perm(theta, swapped) == 0.0
+
+
+# ------------------------------------------------------------------------------------------ bad input
+
+def test_bad_inputs_raise_clear_errors():
+    A, u = _instance(3)
+    with pytest.raises(ValueError, match="not identifiable"):
+        model.learn_full(model.QueryOracle(A, np.zeros(3)), 3)
+    with pytest.raises(ValueError, match="not identifiable"):
+        theory.first_order_jacobian(A, np.zeros(3))
+    with pytest.raises(ValueError, match="rank r"):
+        model.random_low_rank_instance(3, 4, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="r = 0"):
+        theory.dof_lower_bound(3, 0)
+    with pytest.raises(ValueError, match="dimension 2"):
+        model.attention_oracle(np.ones((1, 2, 2)), A, u)
+    with pytest.raises(ValueError, match="at least one token"):
+        model.attention_oracle(np.ones((1, 0, 3)), A, u)
+    with pytest.raises(ValueError, match="sigma"):
+        model.QueryOracle(A, u, noise="gaussian", sigma=-1.0, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="explicit rng"):
+        model.QueryOracle(A, u, noise="gaussian", sigma=1.0)
+    with pytest.raises(ValueError, match="repeats"):
+        model.learn_full(model.QueryOracle(A, u), 3, repeats=0)
+    with pytest.raises(ValueError, match="sketch size k"):
+        model.learn_low_rank(model.QueryOracle(A, u), 3, 0, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="shape"):
+        model.QueryOracle(A, np.ones(4))
+    with pytest.raises(ValueError, match="J_max"):
+        model_runs.conditioned_full_instance(4, np.random.default_rng(0), J_max=1e-3, max_tries=3)
+    with pytest.raises(ValueError, match="tau_adv"):
+        model_runs.run_adversarial(A, u, [1e-6], 0.0, 1, np.random.default_rng(0))
+
+
+def test_a_probability_outside_0_1_under_noise_raises_and_is_never_clipped():
+    A, u = _instance(4)
+    o = model.QueryOracle(A, u, noise="gaussian", sigma=10.0, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"left \(0, 1\)"):
+        model.learn_full(o, 4, batch=(50,))
+
+
+# ------------------------------------------------------------------------------------------ mutation tests
+# Each fixture computes a claim's data with the notebook's functions at the default parameters.
+
+@pytest.fixture(scope="module")
+def full_runs():
+    rng1 = rng_for(P.seed, "C1")
+    return [model_runs.run_full(d, rng1, A_scale=P.A_scale, u_scale=P.u_scale, s=P.s_amp) for d in P.d_list]
+
+
+@pytest.fixture(scope="module")
+def sketch_runs():
+    rng2 = rng_for(P.seed, "C1-C2")
+    A, u = model.random_low_rank_instance(P.d_lr, P.r, rng2, A_scale=P.A_scale, u_scale=P.u_scale)
+    return model_runs.run_sketches(A, u, P.r, rng2)
+
+
+RANK_ONE = variant(theory, recovered_matrix=theory.wrong_recovered_matrix_rank_one)
+
+
+def test_mutation_c1a_rank_one_strawman(full_runs):
+    assert cl.claim_full_recovery("C1a", full_runs).passed
+    assert not cl.claim_full_recovery("C1a", full_runs, theory=RANK_ONE).passed
+
+
+def test_mutation_c1b_value_vector_for_free(full_runs):
+    assert cl.claim_full_query_count("C1b", full_runs).passed
+    wrong = variant(theory, query_count_full=theory.wrong_query_count_full_free_value)
+    assert not cl.claim_full_query_count("C1b", full_runs, theory=wrong).passed
+
+
+def test_mutation_c1c_rank_one_strawman_on_the_sketch(sketch_runs):
+    sk = sketch_runs[P.r - 1]
+    assert cl.claim_sketch_recovery("C1c", sk).passed
+    assert not cl.claim_sketch_recovery("C1c", sk, theory=RANK_ONE).passed
+
+
+def test_mutation_c1d_low_rank_still_needs_d2(sketch_runs):
+    sk = sketch_runs[P.r - 1]
+    assert cl.claim_sketch_query_count("C1d", sk).passed
+    wrong = variant(theory, query_count_low_rank=theory.wrong_query_count_low_rank_quadratic)
+    assert not cl.claim_sketch_query_count("C1d", sk, theory=wrong).passed
+
+
+def test_mutation_c2_threshold(sketch_runs):
+    c2 = cl.claim_sketch_threshold("C2", sketch_runs)
+    assert c2.passed and c2.details["kstar"] == P.r
+    for wrong in (theory.wrong_sketch_threshold_half, theory.wrong_sketch_threshold_full):
+        assert not cl.claim_sketch_threshold("C2", sketch_runs, theory=variant(theory, sketch_threshold=wrong)).passed
+
+
+def test_c2_below_the_threshold_every_sketch_is_above_its_floor(sketch_runs):
+    c2 = cl.claim_sketch_threshold("C2", sketch_runs)
+    for run, floor, tol in zip(sketch_runs, c2.details["floor"], c2.details["rel_tol"], strict=True):
+        if run.k < P.r:
+            assert run.rel_err >= floor >= 1e3 * tol
+
+
+@pytest.fixture(scope="module")
+def noise_run():
+    rng3 = rng_for(P.seed, "C3")
+    A, u = model_runs.conditioned_full_instance(P.d_noise, rng3, J_max=P.J_max, A_scale=P.A_scale,
+                                                u_scale=P.u_scale)
+    return model_runs.run_noise(A, u, P.sigma, P.n_list, P.R, rng3, s=P.s_amp)
+
+
+def test_mutation_c3_logit_free_propagation(noise_run):
+    wrong = variant(theory, predicted_mse=theory.wrong_predicted_mse_logit_free)
+    for i in range(len(P.n_list)):
+        assert cl.claim_noise_mse("C3", noise_run, i).passed
+        assert not cl.claim_noise_mse("C3", noise_run, i, theory=wrong).passed
+
+
+def test_mutation_c3_lazy_oracle_count(noise_run):
+    assert cl.claim_noise_query_count("C3", noise_run).passed
+    wrong = variant(theory, noisy_query_count=theory.wrong_noisy_query_count_lazy)
+    assert not cl.claim_noise_query_count("C3", noise_run, theory=wrong).passed
+
+
+def test_mutation_c3_rate_exponent(noise_run):
+    fit = model_runs.rms_rate_fit(noise_run, rng_for(P.seed, "C3-bootstrap"))
+    assert cl.claim_rms_rate("C3", fit).passed
+    assert not cl.claim_rms_rate("C3", fit, theory=variant(theory, rms_exponent=theory.wrong_rms_exponent_bias)).passed
+
+
+@pytest.fixture(scope="module")
+def adversary_run():
+    rng4 = rng_for(P.seed, "C4")
+    A, u = model_runs.conditioned_full_instance(P.d_noise, rng4, J_max=P.J_max, A_scale=P.A_scale,
+                                                u_scale=P.u_scale)
+    return model_runs.run_adversarial(A, u, P.tau_list, P.tau_adv, P.n_adv, rng4)
+
+
+def test_mutation_c4a_margin_only(adversary_run):
+    assert cl.claim_worst_coefficient("C4a", adversary_run).passed
+    wrong = variant(theory, worst_coefficient=theory.wrong_worst_coefficient_margin_only)
+    assert not cl.claim_worst_coefficient("C4a", adversary_run, theory=wrong).passed
+
+
+def test_mutation_c4b_margin_only(adversary_run):
+    assert cl.claim_random_adversaries("C4b", adversary_run).passed
+    wrong = variant(theory, first_order_bound=theory.wrong_first_order_bound_margin_only)
+    assert not cl.claim_random_adversaries("C4b", adversary_run, theory=wrong).passed
+
+
+def test_c4_worst_entry_of_the_measured_jacobian_is_the_theory_s(adversary_run):
+    L1 = theory.first_order_jacobian(adversary_run.A, adversary_run.u).l1()
+    assert adversary_run.worst == np.unravel_index(int(np.argmax(L1)), L1.shape)
+
+
+def test_c4_second_order_structure(adversary_run):
+    """rho(tau) - 1 is linear in tau: the even part gives the same kappa at every tau (to rounding)."""
+    k = adversary_run.kappa_worst
+    assert_allclose(k[1:], k[-1], rtol=1e-2)
+    assert_array_equal(adversary_run.odd_slope > 0, True)
+
+
+@pytest.fixture(scope="module")
+def two_heads():
+    rng5 = rng_for(P.seed, "C5")
+    heads = model_runs.random_two_heads(P.d_mh, P.w_norm, rng5, A_scale=P.A_scale, u_scale=P.u_scale)
+    return heads, model_runs.random_sequences(P.n_mh, P.L_max, P.d_mh, rng5)
+
+
+def test_mutation_c5a_wrong_equivalence(two_heads):
+    heads, seqs = two_heads
+    assert cl.claim_same_function("C5a", heads, seqs).passed
+    wrong = variant(theory, equivalent_multihead=theory.wrong_equivalent_multihead_shift_both)
+    assert not cl.claim_same_function("C5a", heads, seqs, theory=wrong).passed
+
+
+def test_mutation_c5b_identifiable_up_to_permutation(two_heads):
+    heads, _ = two_heads
+    assert cl.claim_head_distance("C5b", heads).passed
+    wrong = variant(theory, head_distance=theory.wrong_head_distance_identifiable)
+    assert not cl.claim_head_distance("C5b", heads, theory=wrong).passed

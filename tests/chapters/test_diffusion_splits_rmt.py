@@ -1,0 +1,367 @@
+"""Tests of chapter 'diffusion-splits-rmt' (package theorylib.chapters.diffusion_splits_rmt): the theory, the
+model and its estimators, and one mutation test per claim (the claim fed its named wrong theory fails)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from threadpoolctl import threadpool_limits
+
+from theorylib.chapters.diffusion_splits_rmt import CHAPTER, claims, model, model_stats, theory
+from theorylib.core import rng_for
+from theorylib.core.theory import variant
+
+# ------------------------------------------------------------------------------------------------
+# kappa and its equation
+
+
+@pytest.mark.parametrize("d,n", [(50, 200), (100, 100), (200, 100), (30, 10)])
+@pytest.mark.parametrize("lam", [0.0, 1e-6, 0.01, 0.3, 5.0])
+def test_kappa_solves_its_equation_above_kappa0(d, n, lam):
+    s = model.logunif_spectrum(d)
+    k = theory.kappa(lam, s, n)
+    if lam == 0 and d <= n:
+        assert k == 0.0
+        return
+    if lam == 0:
+        assert_allclose(theory.df1(k, s), n, rtol=1e-12)
+    else:
+        assert_allclose(k, lam + k * theory.df1(k, s) / n, rtol=1e-12)
+    assert lam <= k <= lam + s.sum() / n
+    if d > n:  # above the root kappa0 of df1 = n (the referee's uniqueness argument)
+        k0 = theory.kappa(0.0, s, n)
+        assert k >= k0
+        grid = np.linspace(k0 * 1e-3, k0 * (1 - 1e-9), 50)
+        assert np.all(grid * (1 - theory.df1(grid, s) / n) < 0)
+    if lam > 0:
+        assert 1 - theory.df2(k, s) / n >= lam / k * (1 - 1e-12)
+
+
+def test_g_is_not_monotone_for_d_above_n_but_root_is_unique():
+    s, n = model.logunif_spectrum(100), 50
+    grid = np.geomspace(1e-4, 10, 4000)
+    g = grid * (1 - theory.df1(grid, s) / n)
+    assert np.any(np.diff(g) < 0)  # the spec's monotonicity claim is false here
+    for lam in (0.02, 0.1, 0.4):
+        roots = np.flatnonzero(np.diff(np.sign(g - lam)))
+        assert roots.size == 1
+        assert_allclose(theory.kappa(lam, s, n), grid[roots[0]], rtol=5e-3)
+
+
+def test_kappa_increasing_in_lambda_and_tends_to_lambda_as_n_grows():
+    s = model.logunif_spectrum(40)
+    lams = np.geomspace(1e-3, 10, 30)
+    ks = theory.kappa_vec(lams, s, 60)
+    assert np.all(np.diff(ks) > 0)
+    assert_allclose(theory.kappa_vec(lams, s, 10**9), lams, rtol=1e-6)
+
+
+@pytest.mark.parametrize("d,n", [(50, 200), (200, 100), (100, 100)])
+def test_kappa_matches_marchenko_pastur_closed_form(d, n):
+    s = np.ones(d)
+    for lam in (1e-3, 0.1, 1.0, 7.0):
+        assert_allclose(theory.kappa(lam, s, n), theory.mp_kappa_isotropic(lam, d / n), rtol=1e-11)
+    if d > n:
+        assert_allclose(theory.kappa(0.0, s, n), d / n - 1, rtol=1e-11)
+
+
+def test_kappa_bad_input():
+    s = model.logunif_spectrum(10)
+    with pytest.raises(ValueError, match="lam"):
+        theory.kappa(-0.1, s, 10)
+    with pytest.raises(ValueError, match="n = 0"):
+        theory.kappa(0.1, s, 0)
+    with pytest.raises(ValueError, match="> 0"):
+        theory.kappa(0.1, np.array([1.0, 0.0]), 10)
+    with pytest.raises(ValueError, match="1-dimensional"):
+        theory.kappa(0.1, np.ones((2, 2)), 10)
+    with pytest.raises(ValueError, match="gamma"):
+        theory.mp_kappa_isotropic(0.1, 0.0)
+
+
+def test_kappa_per_mode_solves_its_scalar_equation():
+    s, n, lam = model.logunif_spectrum(20), 30, 0.05
+    k = theory.wrong_kappa_per_mode(lam, s, n)
+    assert_allclose(k, lam + k * s / (n * (s + k)), rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# deterministic equivalents
+
+
+def test_inverse_wishart_mean_shows_the_order_one_over_n_gap():
+    """E[R(0)] = n/(n-d-1) Sigma^{-1} exactly (d < n); the equivalent lam R -> kappa G gives n/(n-d) Sigma^{-1}."""
+    d, n, reps = 10, 40, 4000
+    s = model.logunif_spectrum(d, 2.0, 1.0)
+    ev, V = model.sample_eigh(s, n, reps, rng_for(1, "test-iw"))
+    diag = model.matrix_function_diag(ev, V, lambda x: 1 / x) * s  # (reps, d), mean n/(n-d-1)
+    per = diag.mean(axis=1)
+    m, se = per.mean(), per.std(ddof=1) / np.sqrt(reps)
+    assert abs(m - n / (n - d - 1)) <= 4 * se
+    assert abs(m - n / (n - d)) > 10 * se
+    # the equivalent's small-lam limit: kappa(lam)/lam -> 1/(1 - d/n)
+    assert_allclose(theory.kappa(1e-9, s, n) / 1e-9, n / (n - d), rtol=1e-6)
+
+
+def test_stieltjes_identity_for_the_sampling_map():
+    x = np.array([0.0, 1e-3, 0.03, 1.0, 4.0, 1e3])
+    for a, b in [(4e-6, 100.0), (0.01, 2.0)]:
+        assert_allclose(theory.stieltjes_sqrt_ratio(x, a, b), np.sqrt((x + a) / (x + b)), atol=1e-10, rtol=0)
+
+
+def test_fractional_equivalents_reduce_to_plugin_when_n_is_huge():
+    s = model.logunif_spectrum(10)
+    a, b = 1e-4, 100.0
+    plugin = theory.wrong_sampling_map_plugin(s, 10**10, a, b)
+    assert_allclose(theory.sampling_map_detequiv(s, 10**10, a, b), plugin, rtol=1e-6)
+    assert_allclose(theory.sqrt_detequiv(s, 10**10), theory.wrong_sqrt_plugin(s, 10**10), rtol=1e-6)
+    # finite n: the equivalent lies below the plug-in (more shrinkage)
+    assert np.all(theory.sampling_map_detequiv(s, 20, a, b) < theory.wrong_sampling_map_plugin(s, 20, a, b))
+
+
+def test_second_order_formula_with_A_sigma_is_the_ridge_bias():
+    s, n = model.logunif_spectrum(30), 50
+    k = theory.kappa(0.1, s, n)
+    full = theory.second_order_equivalent(s, k, np.diag(s), n)
+    g = 1 / (s + k)
+    # kappa^2 G Sigma G (1 + tr(Sigma^2 G^2)/n/(1-df2/n)) = kappa^2 Sigma G^2/(1 - df2/n)
+    assert_allclose(np.diag(full), theory.ridge_bias_formula(s, k, n), rtol=1e-12)
+    assert_allclose(full - np.diag(np.diag(full)), 0, atol=1e-15)
+    assert_allclose(theory.ridge_bias_formula(s, k, n), k**2 * s * g**2 / (1 - theory.df2(k, s) / n))
+
+
+def test_covariance_prediction_is_homogeneous_and_consistent():
+    s, n = model.logunif_spectrum(20), 40
+    k = theory.kappa(0.05, s, n)
+    y = np.linspace(1, 2, 20)
+    c = theory.predicted_cov_diag(s, k, y, n)
+    assert_allclose(theory.predicted_cov_diag(s, k, 3 * y, n), 9 * c)
+    assert_allclose(theory.predicted_disagreement(s, k, y, n), 2 * c.sum())
+    # off-diagonal-free second-order term with A = yy^T/|y|^2 equals c(y)/|y|^2 G Sigma G
+    A = np.outer(y, y) / (y @ y)
+    sec = theory.second_order_equivalent(s, k, A, n) - k**2 * np.outer(y / (s + k), y / (s + k)) / (y @ y)
+    assert_allclose(np.diag(sec), c / (y @ y), rtol=1e-12)
+    with pytest.raises(ValueError, match="shape"):
+        theory.predicted_cov_diag(s, k, y[:5], n)
+
+
+def test_amplification_rankone_and_pair_identity():
+    s, n = model.logunif_spectrum(30), 50
+    k = theory.kappa(0.1, s, n)
+    amp = theory.amplification(s, k, n)
+    assert_allclose(amp, 1 / (1 - theory.df2(k, s) / n), rtol=1e-14)
+    assert 1 < amp <= k / 0.1 * (1 + 1e-12)  # 1 - df2/n >= lam/kappa (the lemma)
+    with pytest.raises(ValueError, match="df2"):
+        theory.amplification(s, 1e-6, 5)  # not the renormalised noise of (s, 5)
+    # Sigma = I and y = e_1: y^T G^4 y / ((y^T G^2 y) tr G^2) = 1/d
+    assert_allclose(theory.rankone_relative(np.ones(20), np.eye(20)[0], 0.3), 1 / 20, rtol=1e-14)
+    assert_allclose(theory.split_pair_disagreement([1.0, 2.5]), [2.0, 5.0])
+    assert_allclose(theory.wrong_split_pair_disagreement([1.0, 2.5]), [1.0, 2.5])
+
+
+# ------------------------------------------------------------------------------------------------
+# simulation helpers
+
+
+def test_sample_eigh_and_matrix_functions():
+    s, n, reps = model.logunif_spectrum(12), 8, 5
+    rng = rng_for(3, "test-eigh")
+    ev, V = model.sample_eigh(s, n, reps, rng)
+    assert ev.shape == (reps, 12) and V.shape == (reps, 12, 12)
+    assert np.all(ev >= 0)
+    assert_allclose(np.matmul(V.transpose(0, 2, 1), V), np.broadcast_to(np.eye(12), V.shape), atol=1e-12)
+    X = rng_for(3, "test-eigh").standard_normal((reps, n, 12)) * np.sqrt(s)
+    S = np.matmul(X.transpose(0, 2, 1), X) / n
+    assert_allclose(model.matrix_function_diag(ev, V, lambda x: x), np.diagonal(S, axis1=1, axis2=2), atol=1e-12)
+    Y = np.vstack([np.ones(12), np.arange(12.0)])
+    out = model.denoiser_outputs(ev, V, Y, 0.3)
+    direct = np.einsum("rij,kj->rki", S @ np.linalg.inv(S + 0.3 * np.eye(12)), Y)
+    assert_allclose(out, direct, atol=1e-10)
+    with pytest.raises(ValueError, match="sigma2"):
+        model.denoiser_outputs(ev, V, Y, 0.0)
+    with pytest.raises(ValueError, match="columns"):
+        model.apply_matrix_function(ev, V, np.sqrt, np.ones((1, 5)))
+    with pytest.raises(ValueError, match="mismatch"):
+        model.matrix_function_diag(ev[:, :3], V, np.sqrt)
+
+
+def test_centered_data_equals_n_minus_one_substitution():
+    X = rng_for(0, "test-centered").standard_normal((9, 4)) * np.array([2.0, 1.0, 0.5, 0.1])
+    H = model.helmert_rows(9)
+    assert_allclose(H @ H.T, np.eye(8), atol=1e-14)
+    assert_allclose(H @ np.ones(9), 0, atol=1e-14)
+    Z = H @ X  # 8 rows, iid N(0, Sigma) when the rows of X are
+    assert_allclose(model.centered_covariance(X), Z.T @ Z / 8, atol=1e-13)
+    with pytest.raises(ValueError):
+        model.centered_covariance(np.ones(3))
+
+
+def test_jackknife_of_a_mean_is_the_classical_standard_error():
+    x = rng_for(0, "test-jk").standard_normal((50, 3))
+    est, cov = model_stats.jackknife(x, lambda m, _c: m)
+    assert_allclose(est, x.mean(axis=0))
+    assert_allclose(cov, np.cov(x.T) / 50, rtol=1e-12)
+    with pytest.raises(ValueError, match="3 units"):
+        model_stats.jackknife(x[:2], lambda m, _c: m)
+
+
+def test_richardson_and_whitening():
+    r, c = model_stats.richardson(np.array([0.02, 0.01]), np.eye(2) * 1e-4, np.array([0.01, 0.005]), np.eye(2) * 2e-4)
+    assert_allclose(r, [0.0, 0.0], atol=1e-15)
+    assert_allclose(c, np.eye(2) * 9e-4)
+    cov = np.array([[2.0, 0.5], [0.5, 1.0]])
+    v = np.array([1.0, -2.0])
+    z = model_stats.whiten(v, cov)
+    assert_allclose(z @ z, v @ np.linalg.solve(cov, v))
+    with pytest.raises(ValueError, match="covariance"):
+        model_stats.whiten(v, np.eye(3))
+    with pytest.raises(ValueError, match="shapes"):
+        model_stats.richardson(np.zeros(2), 1, np.zeros(3), 1)
+
+
+def test_sizes_spectra_inputs_bad_input():
+    assert model.sizes(100, 0.5, 1000) == ((200, 100, 1000), (400, 200, 500))
+    with pytest.raises(ValueError, match="multiple of 10"):
+        model.sizes(105, 0.5, 1000)
+    with pytest.raises(ValueError, match="integer"):
+        model.sizes(100, 0.3, 1000)
+    with pytest.raises(ValueError, match="unknown spectrum"):
+        model.make_spectrum("flat", 10)
+    with pytest.raises(ValueError, match="even"):
+        model.twolevel_spectrum(7)
+    assert_allclose(model.logunif_spectrum(4, 4.0, 5.0)[0], 4 * np.exp(-5 / 8))
+    with pytest.raises(ValueError, match="0 < a < b"):
+        theory.sampling_map_detequiv(np.ones(3), 10, 2.0, 1.0)
+    Y = model.fluct_inputs(model.logunif_spectrum(30), 0.05, rng_for(0, "x"))
+    assert Y.shape == (4, 30) and np.count_nonzero(Y[1]) == 1 and np.count_nonzero(Y[2]) == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# the model never sees the theory
+
+
+@pytest.mark.parametrize("module", [model, model_stats])
+def test_model_modules_never_import_theory_or_claims(module):
+    tree = ast.parse(Path(module.__file__).read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            imported.add(node.module or "")
+            imported.update(a.name for a in node.names)
+        elif isinstance(node, ast.Import):
+            imported.update(a.name for a in node.names)
+    assert not {name for name in imported if name.split(".")[-1] in ("theory", "claims")}, imported
+
+
+# ------------------------------------------------------------------------------------------------
+# mutation tests: each claim at the defaults, with the right theory and with the named wrong one.
+# The data come from the same functions and the same streams as in the notebook.
+
+D = CHAPTER.defaults()
+
+
+@pytest.fixture(scope="module")
+def runs():
+    with threadpool_limits(1):  # one core: batched eigh/matmul thrash when BLAS threads compete
+        return model.run_sizes(model.SplitDesign.from_params(D),
+                               rngs=[rng_for(D["seed"], "datasets", t) for t in ("P", "2P")],
+                               input_rngs=[rng_for(D["seed"], "C2-input", t) for t in ("P", "2P")])
+
+
+def test_split_design_and_run_sizes_bad_input():
+    design = model.SplitDesign.from_params(D)
+    assert design.sizes() == model.sizes(D["d"], D["gamma"], D["reps"])
+    assert design.a == D["sigma_min"] ** 2 and design.b == D["sigma_max"] ** 2
+    with pytest.raises(ValueError, match="two dataset streams"):
+        model.run_sizes(design, rngs=[rng_for(0, "x")], input_rngs=[rng_for(0, "y")])
+    with pytest.raises(ValueError, match="one random stream per size"):
+        model.rate_experiment(d=10, ns=[20, 40], pairs=5, sigma2=0.05, spectrum="logunif", s_max=4.0, s_decay=5.0,
+                              input_rng=rng_for(0, "x"), rngs=[rng_for(0, "y")])
+
+
+def test_run_sizes_streams_are_independent_per_size(runs):
+    """The 2P datasets do not depend on the P stream: rebuilding 2P with another P stream changes nothing."""
+    run_P, run_2P = runs
+    small = model.SplitDesign.from_params({**D, "d": 20, "reps": 8})
+    a = model.run_sizes(small, rngs=[rng_for(0, "a"), rng_for(0, "b")], input_rngs=[rng_for(0, "c"), rng_for(0, "d")])
+    b = model.run_sizes(small, rngs=[rng_for(1, "a"), rng_for(0, "b")], input_rngs=[rng_for(1, "c"), rng_for(0, "d")])
+    assert_allclose(a[1].denoised, b[1].denoised, rtol=0, atol=0)
+    assert not np.allclose(a[0].denoised, b[0].denoised)
+    assert run_2P.n == 2 * run_P.n and run_2P.s.size == 2 * run_P.s.size
+
+
+@pytest.mark.parametrize("j", [0, 1, 2])
+def test_mutation_C1_kappa(runs, j):
+    run_P, run_2P = runs
+    assert claims.claim_kappa("C1", run_P, run_2P, j).passed
+    for wrong in (theory.wrong_kappa_unrenormalized, theory.wrong_kappa_ridgeless, theory.wrong_kappa_naive,
+                  theory.wrong_kappa_per_mode):
+        assert not claims.claim_kappa("C1", run_P, run_2P, j, theory=variant(theory, kappa=wrong)).passed, \
+            wrong.__name__
+
+
+MUTANTS_C2 = {"random": {"predicted_cov_diag": theory.wrong_cov_diag_no_amplification},
+              "top": {"predicted_cov_diag": theory.wrong_cov_diag_input_blind},
+              "mid": {"kappa": theory.wrong_kappa_unrenormalized},
+              "flat": {"predicted_cov_diag": theory.wrong_cov_diag_no_amplification}}
+
+
+@pytest.mark.parametrize("k,name", list(enumerate(model.INPUT_NAMES)))
+def test_mutation_C2_variance(runs, k, name):
+    run_P, run_2P = runs
+    claim = claims.claim_variance("C2", run_P, run_2P, k)
+    assert claim.passed
+    assert claim.measured == 1 + claim.details["r_inf"][0] and claim.tolerance > 0
+    assert not claims.claim_variance("C2", run_P, run_2P, k, theory=variant(theory, **MUTANTS_C2[name])).passed
+
+
+def test_mutation_C2_profile_and_pairs(runs):
+    run_P, run_2P = runs
+    assert claims.claim_profile("C2p", run_P, run_2P, 0).passed
+    iso = variant(theory, predicted_cov_diag=theory.wrong_cov_diag_isotropic_profile)
+    assert not claims.claim_profile("C2p", run_P, run_2P, 0, theory=iso).passed
+    pairs = claims.claim_pairs("C2pairs", run_P)
+    assert pairs.passed and pairs.details["delta"].shape == (len(model.INPUT_NAMES),)
+    single = variant(theory, split_pair_disagreement=theory.wrong_split_pair_disagreement)
+    assert not claims.claim_pairs("C2pairs", run_P, theory=single).passed
+
+
+@pytest.fixture(scope="module")
+def rate():
+    with threadpool_limits(1):
+        return model.rate_experiment(d=D["rate_d"], ns=D["rate_n"], pairs=D["rate_pairs"], sigma2=D["sigma2_fluct"],
+                                     spectrum=D["spectrum"], s_max=D["s_max"], s_decay=D["s_decay"],
+                                     input_rng=rng_for(D["seed"], "C3-input"),
+                                     rngs=[rng_for(D["seed"], "C3", str(n)) for n in D["rate_n"]])
+
+
+def test_mutation_C3_rate(rate):
+    claim = claims.claim_rate("C3", rate, D["rate_fit_from"], rng_for(D["seed"], "C3-boot"))
+    assert claim.passed
+    win = claim.details["window"]
+    assert win.sum() >= 3 and np.all(rate.ns[win] >= D["rate_fit_from"])
+    assert -1.2 < claim.predicted < -1.0  # steeper than -1 at moderate n (kappa(n) and df2/n fall)
+    for wrong, slope in ((theory.wrong_disagreement_inverse_sqrt_n, -0.5), (theory.wrong_disagreement_inverse_n, -1.0)):
+        bad = claims.claim_rate("C3", rate, D["rate_fit_from"], rng_for(D["seed"], "C3-boot"),
+                                theory=variant(theory, predicted_disagreement=wrong))
+        assert_allclose(bad.predicted, slope, rtol=1e-12)
+        assert not bad.passed, wrong.__name__
+    with pytest.raises(ValueError, match="fewer than 3"):
+        claims.claim_rate("C3", rate, 1000, rng_for(D["seed"], "C3-boot"))
+
+
+def test_mutation_C4_fractional(runs):
+    run_P, run_2P = runs
+    wrong = {"smap": {"sampling_map_detequiv": theory.wrong_sampling_map_plugin},
+             "ssqrt": {"sqrt_detequiv": theory.wrong_sqrt_plugin}}
+    for which in ("smap", "ssqrt"):
+        assert claims.claim_fractional("C4", run_P, run_2P, which).passed
+        assert not claims.claim_fractional("C4", run_P, run_2P, which, theory=variant(theory, **wrong[which])).passed
+    with pytest.raises(ValueError, match="which"):
+        claims.claim_fractional("C4", run_P, run_2P, "other")
+    with pytest.raises(ValueError, match="which"):
+        claims.fractional_stat(run_P, "other", np.ones(run_P.s.size))

@@ -1,0 +1,366 @@
+"""Tests of chapter 'generation-mistake-feedback': families, theory, model, and one mutation test per claim."""
+
+import ast
+import math
+from pathlib import Path
+
+import numpy as np
+import numpy.testing as npt
+import pytest
+
+from theorylib.chapters import generation_mistake_feedback as chapter
+from theorylib.chapters.generation_mistake_feedback import CHAPTER, claims, families, model, theory
+from theorylib.chapters.generation_mistake_feedback import model_games as games
+from theorylib.chapters.generation_mistake_feedback import model_generators as gens
+from theorylib.core import rng_for
+from theorylib.core.theory import variant
+
+D = CHAPTER.defaults()
+
+
+# ---------------------------------------------------------------- unit tests: type families and tau
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 9])
+def test_tau_disjoint(n):
+    assert theory.tau(families.disjoint_family(n)) == n
+
+
+@pytest.mark.parametrize("n,k", [(4, 2), (5, 3), (6, 1), (6, 6), (7, 3)])
+def test_tau_k_subsets(n, k):
+    assert theory.tau(families.k_subsets_family(n, k)) == n - k + 1
+
+
+@pytest.mark.parametrize("n,k", [(5, 1), (9, 3), (10, 3), (12, 5), (7, 7)])
+def test_tau_intervals(n, k):
+    assert theory.tau(families.interval_family(n, k)) == math.ceil((n - k + 1) / k)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_greedy_trap(k):
+    inc = families.greedy_trap_family(k)
+    assert inc.shape[0] == 2 ** (k + 1) - 2
+    assert len({tuple(r) for r in inc}) == inc.shape[0]  # distinct languages
+    assert theory.tau(inc) == 2
+    assert theory.greedy_cover(inc).size == k
+
+
+def test_transversal_returns_a_hitting_set():
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        inc = model.random_family(rng, 7, 6, 0.3)
+        tau, H = families.transversal_number(inc)
+        assert H.size == tau == theory.tau(inc)
+        assert inc[:, H].any(axis=1).all()
+        g = theory.greedy_cover(inc)
+        assert inc[:, g].any(axis=1).all() and g.size >= tau
+
+
+def test_dp_equals_tau_minus_one_on_random_families():
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        inc = model.random_family(rng, int(rng.integers(3, 8)), int(rng.integers(1, 9)), float(rng.uniform(0.2, 0.6)))
+        assert model.minimax_mistakes(inc) == theory.minimax_value(inc)
+
+
+def test_dp_monotone_under_removing_a_language():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        inc = model.random_family(rng, 6, 7, 0.35)
+        v = model.minimax_mistakes(inc)
+        for i in range(inc.shape[0]):
+            assert model.minimax_mistakes(np.delete(inc, i, axis=0)) <= v
+
+
+def test_union_disjoint_adds_tau_and_overlap_bound():
+    rng = np.random.default_rng(7)
+    for _ in range(15):
+        a, b = model.random_family(rng, 5, 4, 0.4), model.random_family(rng, 4, 5, 0.4)
+        u = families.disjoint_union(a, b)
+        assert theory.tau(u) == theory.tau(a) + theory.tau(b)
+        b5 = np.zeros((b.shape[0], 5), dtype=bool)
+        b5[:, :4] = b
+        both = np.vstack([a, b5])  # same type set: overlapping supports
+        assert model.minimax_mistakes(both) <= model.minimax_mistakes(a) + model.minimax_mistakes(b5) + 1
+
+
+def test_common_type_iff_tau_one():
+    rng = np.random.default_rng(13)
+    for _ in range(40):
+        inc = model.random_family(rng, 5, int(rng.integers(1, 6)), 0.6)
+        assert model.has_common_type(inc) == (theory.tau(inc) == 1) == (theory.max_degree(inc) == inc.shape[0])
+
+
+# ---------------------------------------------------------------- unit tests: streams, generators, simulator
+
+
+def test_streams_enumerate():
+    s = games.uninformative_stream(3, 12)
+    assert {tuple(x) for x in s} == {(f, j) for f in range(3) for j in range(4)}
+    c = games.cantor_stream(55)
+    assert {tuple(x) for x in c} == {(a, b) for a in range(10) for b in range(10) if a + b < 10}
+
+
+@pytest.mark.parametrize("make", [gens.HittingSetGen, gens.GreedyGen, lambda: gens.IndexOrderGen(0),
+                                  lambda: gens.RandomOrderGen(np.random.default_rng(4))])
+def test_feedback_generators_fresh_and_bounded(make):
+    rng = np.random.default_rng(2)
+    for _ in range(8):
+        inc = model.random_family(rng, 6, 5, 0.4)
+        fam = gens.TypeFamily(inc)
+        T = 30
+        stream = games.uninformative_stream(6, T)
+        tau = theory.tau(inc)
+        for k in range(inc.shape[0]):
+            g = make()
+            r = games.simulate(fam, g, k, T, stream)
+            outs = {tuple(w) for w in r.outputs}
+            assert len(outs) == T
+            assert all((w[1] * 6 + w[0]) > t for t, w in enumerate(r.outputs))  # not in S_t
+            assert np.all(np.diff(r.mistakes) >= 0)
+            if isinstance(g, gens.HittingSetGen):
+                assert r.total <= tau - 1
+
+
+def test_random_order_generator_is_deterministic_across_targets():
+    g = gens.RandomOrderGen(np.random.default_rng(9))
+    fam = gens.TypeFamily(families.interval_family(8, 3))
+    g.reset(fam)
+    perm = g.perm.copy()
+    g.reset(fam)
+    npt.assert_array_equal(g.perm, perm)
+
+
+def test_generators_never_see_target():
+    fam = gens.TypeFamily(families.disjoint_family(4))
+    g = gens.HittingSetGen()
+    g.reset(fam)
+    assert not any("target" in k for k in vars(g))
+
+
+def test_no_feedback_bound_and_simulator_agree():
+    inc = families.interval_family(7, 3)
+    fam = gens.TypeFamily(inc)
+    T = 200
+    stream = games.uninformative_stream(7, T)
+    for g in gens.no_feedback_zoo():
+        M = games.simulate_no_feedback(fam, g, T, stream)
+        for k in (0, 2):
+            npt.assert_array_equal(M[k], games.simulate(fam, type(g)(), k, T, stream).mistakes)
+        assert M[:, -1].max() >= theory.no_feedback_envelope(inc, T)[0]
+
+
+def test_adversary_forces_tau_minus_one_and_replays():
+    inc = families.k_subsets_family(5, 2)
+    fam = gens.TypeFamily(inc)
+    for g in gens.feedback_zoo(np.random.default_rng(1)):
+        forced, surv = games.always_mistake_adversary(fam, g, 20)
+        assert forced >= theory.minimax_value(inc)
+        assert games.simulate(fam, g, int(surv[0]), 20, games.uninformative_stream(5, 20)).total == forced
+
+
+def test_lie_simulator_flips_exactly_scheduled_bits():
+    col = gens.CountableDisjoint()
+    stream = games.cantor_stream(40)
+    truth = games.simulate(col, gens.IndexOrderGen(5), 6, 40, stream)
+    r = games.simulate(col, gens.IndexOrderGen(5), 6, 40, stream, games.scheduled_lies([0, 3]))
+    # up to the first flip both runs agree; the report differs from the truth exactly at 0 and 3
+    npt.assert_array_equal(np.flatnonzero(r.reported != r.true_bits), [0, 3])
+    assert r.n_lies == 2 and truth.n_lies == 0
+
+
+def test_countable_overlapping_bound_and_finite_list_raises():
+    col = gens.CountableRandom(np.random.default_rng(3), p=0.4)
+    M = model.run_countable(10, col)
+    assert np.all(M <= np.arange(10))
+    fam = gens.TypeFamily(families.disjoint_family(3))
+    with pytest.raises(RuntimeError, match="eliminated"):
+        games.simulate(fam, gens.IndexOrderGen(0), 2, 20, games.uninformative_stream(3, 20), games.false_flag_once())
+
+
+def test_lie_theory_values():
+    assert theory.lie_bound(1, 3) == 0 and theory.lie_bound(2, 3) == 7 and theory.lie_bound(5, 0) == 4
+    assert theory.early_lie_value(2, 3) == theory.lie_bound(2, 3)
+    assert all(theory.early_lie_value(i, e) < theory.lie_bound(i, e) for i in range(3, 8) for e in range(1, 4))
+
+
+def test_envelope_kappa_default_grid():
+    npt.assert_allclose(theory.envelope_kappa(2.0 ** np.arange(6, 15)), 1 / (6 * math.log(2)), rtol=1e-12)
+
+
+def test_exact_slope_and_loglog_slope():
+    assert model.exact_slope([1, 2, 3], [0, 1, 2]) == 1
+    assert model.exact_slope([1, 2, 3], [5, 5, 5]) == 0
+    Ts = [2 ** j for j in range(6, 12)]
+    npt.assert_allclose(model.loglog_slope(Ts, [3 * t for t in Ts]), 1.0, rtol=1e-12)
+    assert math.isnan(model.loglog_slope(Ts, [0] + Ts[1:]))
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("call,msg", [
+    (lambda: families.incidence([[0], []], 3), "empty"),
+    (lambda: families.incidence([[0, 5]], 3), "outside"),
+    (lambda: families.check_inc(np.ones(3, dtype=bool)), "2-D"),
+    (lambda: families.check_inc(np.ones((2, 2), dtype=int)), "boolean"),
+    (lambda: families.check_inc(np.array([[True, False], [False, False]])), "empty"),
+    (lambda: families.transversal_number(np.ones((2, 21), dtype=bool)), "n_types <= 20"),
+    (lambda: model.minimax_mistakes(np.ones((21, 2), dtype=bool)), "at most"),
+    (lambda: gens.IndexOrderGen(-1), r"ell = -1 must be an integer in \[0"),
+    (lambda: theory.lie_bound(0, 1), "positive"),
+    (lambda: games.uninformative_stream(3, 0), "positive"),
+    (lambda: games.cantor_stream(-2), "positive"),
+    (lambda: families.k_subsets_family(3, 4), r"k = 4 must be an integer in \[1, 3\]"),
+    (lambda: families.greedy_trap_family(1), r"k = 1 must be an integer in \[2"),
+    (lambda: model.random_family(np.random.default_rng(0), 3, 2, 0.0), "inclusion probability p"),
+    (lambda: games.simulate(gens.TypeFamily(families.disjoint_family(2)), gens.GreedyGen(), 2, 5,
+                            games.uninformative_stream(2, 5)), "out of range"),
+    (lambda: games.simulate(gens.TypeFamily(families.disjoint_family(2)), gens.GreedyGen(), 0, 0,
+                            games.uninformative_stream(2, 5)), "positive"),
+    (lambda: model.run_no_feedback([model.structured_instance("k-subsets", 4, 4)], 8), "common type"),
+])
+def test_bad_input(call, msg):
+    with pytest.raises(ValueError, match=msg):
+        call()
+
+
+# ---------------------------------------------------------------- the measured side never sees the theory
+
+
+def test_model_never_imports_theory_or_claims():
+    pkg = Path(chapter.__file__).parent
+    for path in [*pkg.glob("model*.py"), pkg / "families.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            assert not any(n.split(".")[-1] in ("theory", "claims") for n in names), (path.name, names)
+
+
+# ---------------------------------------------------------------- mutation tests (at the defaults)
+
+
+@pytest.fixture(scope="module")
+def c1():
+    rnd = model.random_instances(rng_for(D["seed"], "C1"), D["n_instances"], D["n_types_max"],
+                                 D["n_langs_max"], D["p_incl"])
+    return rnd, rnd + model.structured_instances()
+
+
+@pytest.fixture(scope="module")
+def zoo(c1):
+    return model.run_zoo(c1[1], rng_for(D["seed"], "C2"))
+
+
+@pytest.fixture(scope="module")
+def res3(c1):
+    return model.run_no_feedback(model.c3_instances(c1[0], D["n_c3"]), D["T_max_pow"])
+
+
+@pytest.fixture(scope="module")
+def lies():
+    return model.run_lies(D["n_countable"], D["ell_max"], D["n_random_adversaries"], rng_for(D["seed"], "C4"))
+
+
+@pytest.mark.parametrize("wrong", ["wrong_minimax_log2_m", "wrong_minimax_tau", "wrong_minimax_m_minus_1",
+                                   "wrong_minimax_greedy"])
+def test_mutation_c1a(c1, wrong):
+    assert claims.claim_minimax("C1a", c1[1]).passed
+    assert not claims.claim_minimax("C1a", c1[1], theory=variant(theory, minimax_value=getattr(theory, wrong))).passed
+
+
+@pytest.mark.parametrize("wrong", [theory.wrong_union_max, theory.wrong_union_sum])
+def test_mutation_c1b(wrong):
+    pairs = model.union_pairs(rng_for(D["seed"], "C1b"), D["n_union"])
+    assert claims.claim_union("C1b", pairs).passed
+    assert not claims.claim_union("C1b", pairs, theory=variant(theory, union_value=wrong)).passed
+
+
+def test_mutation_c1c():
+    recs = model.structured_transversals()
+    assert claims.claim_closed_forms("C1c", recs).passed
+    wrong = variant(theory, tau_closed_form=theory.wrong_tau_closed_form)
+    assert not claims.claim_closed_forms("C1c", recs, theory=wrong).passed
+
+
+def test_mutation_c2a(c1, zoo):
+    assert zoo.replay_ok
+    assert claims.claim_hitting_set("C2a", c1[1], zoo).passed
+    wrong = variant(theory, minimax_value=theory.wrong_minimax_tau)
+    assert not claims.claim_hitting_set("C2a", c1[1], zoo, theory=wrong).passed
+
+
+def test_mutation_c2b(c1, zoo):
+    assert claims.claim_no_generator_beats("C2b", c1[1], zoo).passed
+    wrong = variant(theory, minimax_value=theory.wrong_minimax_tau)
+    assert not claims.claim_no_generator_beats("C2b", c1[1], zoo, theory=wrong).passed
+
+
+def test_mutation_c2c(c1, zoo):
+    c = claims.claim_greedy("C2c", c1[1], zoo)
+    assert c.passed and c.details["n_worse"] > 0
+    wrong = variant(theory, greedy_worst=theory.wrong_greedy_worst_optimal)  # "greedy is minimax-optimal"
+    assert not claims.claim_greedy("C2c", c1[1], zoo, theory=wrong).passed
+
+
+def test_mutation_c2d():
+    M = model.run_countable(D["n_countable"])
+    assert claims.claim_countable("C2d", M).passed
+    wrong = variant(theory, countable_mistakes=theory.wrong_countable_bounded)  # bounded independently of i*
+    assert not claims.claim_countable("C2d", M, theory=wrong).passed
+    assert model.exact_slope(list(range(1, D["n_countable"] + 1)), M.tolist()) == 1
+
+
+def test_mutation_c3a(res3):
+    c = claims.claim_no_feedback_envelope("C3a", res3)
+    assert c.passed and c.details["slack"] >= 0
+    wrong = variant(theory, no_feedback_envelope=theory.wrong_no_feedback_envelope)
+    assert not claims.claim_no_feedback_envelope("C3a", res3, theory=wrong).passed
+
+
+def test_mutation_c3b(res3):
+    assert claims.claim_no_feedback_slope("C3b", res3).passed
+    wrong = variant(theory, no_feedback_slope=theory.wrong_no_feedback_slope)
+    assert not claims.claim_no_feedback_slope("C3b", res3, theory=wrong).passed
+
+
+def test_mutation_c3c(res3):
+    assert claims.claim_feedback_constant("C3c", res3).passed
+    wrong = variant(theory, feedback_envelope=theory.wrong_feedback_envelope)
+    assert not claims.claim_feedback_constant("C3c", res3, theory=wrong).passed
+
+
+def test_mutation_c4a(lies):
+    assert claims.claim_lies_constructed("C4a", lies).passed
+    wrong = variant(theory, lie_bound=theory.wrong_lie_bound_without_ell)  # the bound without the + ell term
+    assert not claims.claim_lies_constructed("C4a", lies, theory=wrong).passed
+    assert np.all(lies.constructed_lies == np.array(lies.ells)[:, None] * (np.array(lies.i_stars) >= 2))
+
+
+def test_mutation_c4b(lies):
+    assert claims.claim_lies_truthful("C4b", lies).passed
+    wrong = variant(theory, truthful_value=theory.wrong_lie_free)
+    assert not claims.claim_lies_truthful("C4b", lies, theory=wrong).passed
+
+
+def test_mutation_c4c(lies):
+    assert claims.claim_lies_early("C4c", lies).passed
+    wrong = variant(theory, early_lie_value=theory.wrong_early_is_worst)  # "lying early is the worst case"
+    assert not claims.claim_lies_early("C4c", lies, theory=wrong).passed
+
+
+def test_mutation_c4d(lies):
+    assert claims.claim_lies_random("C4d", lies).passed
+    wrong = variant(theory, lie_bound=theory.wrong_lie_free)  # the lie-free bound
+    assert not claims.claim_lies_random("C4d", lies, theory=wrong).passed
+    assert lies.random_max_lies <= D["ell_max"] and lies.late_mistakes == 0
+
+
+def test_mutation_c4e(lies):
+    assert claims.claim_naive("C4e", lies).passed
+    wrong = variant(theory, naive_mistakes=theory.wrong_naive_bounded)
+    assert not claims.claim_naive("C4e", lies, theory=wrong).passed

@@ -1,0 +1,362 @@
+"""Tests of chapter 'hellinger-tv-mixtures': the theory, the model, and one mutation test per claim."""
+
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+
+import mpmath
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_less
+from scipy import special
+
+from theorylib.chapters import hellinger_tv_mixtures as pkg
+from theorylib.chapters.hellinger_tv_mixtures import CHAPTER, model, model_fits, model_float, theory
+from theorylib.chapters.hellinger_tv_mixtures import claims as cl
+from theorylib.core import rng_for
+from theorylib.core.theory import variant
+
+DEF = CHAPTER.defaults()
+
+
+# --------------------------------------------------------------------------------------------------
+# the default sweep and test bed, computed once through the notebook's functions
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    L = model.l_grid(DEF["L_max"], DEF["L_step"])
+    return model.measure_sweep(DEF["M"], L, panels=DEF["quad_panels"], nodes=DEF["quad_nodes"])
+
+
+@pytest.fixture(scope="module")
+def testbed(sweep):
+    rp = model_float.random_pairs_distances(rng_for(DEF["seed"], "C7.4"), DEF["M"], DEF["n_random_pairs"])
+    return model_float.inequality_testbed(sweep, rp)
+
+
+# --------------------------------------------------------------------------------------------------
+# the roles of the modules
+
+
+def test_model_modules_never_import_theory_or_claims():
+    root = Path(pkg.__file__).parent
+    for path in sorted(root.glob("model*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            assert not any(n.split(".")[-1] in ("theory", "claims") for n in names), f"{path.name} imports {names}"
+
+
+# --------------------------------------------------------------------------------------------------
+# the pairs
+
+
+@pytest.mark.parametrize("make", [model.tilted_fd_pair, model.untilted_fd_pair])
+@pytest.mark.parametrize("L,M", [(0, 1.0), (6, 0.5), (22, 1.0), (30, 2.0)])
+def test_pairs_are_probability_measures_on_the_interval(make, L, M):
+    aP, wP, aQ, wQ, s = make(L, M)
+    for a, w in ((aP, wP), (aQ, wQ)):
+        assert np.all(w >= 0)
+        assert abs(w.sum() - 1) <= 1e-14
+        assert np.all(np.abs(a) <= M + 1e-15)
+    assert s > 0
+    # Q is the reflection of P
+    order = np.argsort(-aQ)
+    assert_allclose(-aQ[order], aP, atol=1e-15)
+    assert_allclose(wQ[order], wP, rtol=1e-13)
+
+
+@pytest.mark.parametrize("tilted", [True, False])
+def test_moments_vanish_up_to_L(tilted):
+    L, M, dps = 10, 1.3, 80
+    pr = model.fd_pair_mp(L, M, tilted=tilted, dps=dps)
+    with mpmath.workdps(dps):
+        th = pr.atoms()
+        nu = [p - q for p, q in zip(pr.w_P, pr.w_Q, strict=True)]
+        tilt = [mpmath.exp(-t * t / 2) if tilted else mpmath.mpf(1) for t in th]
+        mom = [mpmath.fsum(v * g * t**j for v, g, t in zip(nu, tilt, th, strict=True)) for j in range(L + 2)]
+        assert max(abs(m) for m in mom[: L + 1]) <= mpmath.mpf(10) ** -40
+        assert abs(mom[L + 1]) > mpmath.mpf(10) ** -10  # degree n is not matched
+        assert abs(mpmath.fsum(pr.w_P) - 1) < mpmath.mpf(10) ** -70
+
+
+def test_identities_at_random_points():
+    L, M, dps = 14, 1.0, 60
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-8, 8, size=12)
+    pr = model.fd_pair_mp(L, M, tilted=True, dps=dps)
+    fP, fQ = model.equispaced_mixtures_mp(x, pr.theta0, pr.delta, [pr.w_P, pr.w_Q], dps)
+    dP = model.mixture_density_mp(x, pr.atoms(), pr.w_P, dps)  # direct sum: one exp per term
+    dQ = model.mixture_density_mp(x, pr.atoms(), pr.w_Q, dps)
+    closed = theory.tilted_difference_mp(x, L, M, dps)
+    n = L + 1
+    with mpmath.workdps(dps):
+        assert abs(theory.tilted_s_mp(L, M, dps) - pr.s) <= mpmath.mpf(10) ** (-dps + 3) * pr.s
+        for i, xv in enumerate(x):
+            tol = mpmath.mpf(10) ** (-dps + 5) * (fP[i] + fQ[i])
+            assert abs(fP[i] - dP[i]) <= tol and abs(fQ[i] - dQ[i]) <= tol
+            assert abs((fP[i] - fQ[i]) - closed[i]) <= tol
+            cosh_form = pr.s * mpmath.npdf(xv) * (2 * mpmath.cosh(M * mpmath.mpf(xv) / n)) ** n
+            assert abs((fP[i] + fQ[i]) - cosh_form) <= tol
+    # float64 densities agree with the mp ones
+    aP, wP, _, _, _ = model.tilted_fd_pair(L, M)
+    assert_allclose(model.mixture_density(x, aP, wP), np.array(fP, dtype=float), rtol=1e-12)
+
+
+def test_untilted_weights_and_float_pair_agree_with_mp():
+    pr = model.fd_pair_mp(8, 0.7, tilted=False, dps=40)
+    aP, wP, aQ, wQ, s = model.untilted_fd_pair(8, 0.7)
+    assert_allclose(s, 2.0**-8)
+    assert_allclose(wP, [float(w) for w in pr.w_P if w != 0], rtol=1e-14)
+    assert_allclose(aQ, [float(t) for a, t in enumerate(pr.atoms()) if a % 2 == 0], atol=1e-15)
+
+
+# --------------------------------------------------------------------------------------------------
+# quadrature, the pilot and closed forms
+
+
+def test_pilot_sets_the_same_precision_as_the_closed_form_would():
+    for L, M in [(6, 1.0), (22, 1.0), (30, 2.0), (46, 0.5)]:
+        pilot = model.pilot_log_tv(L, M)
+        closed = theory.log_tv_closed(L, M)[0]
+        assert abs(pilot - closed) < 1e-8
+        assert model.working_dps(-pilot) == model.working_dps(-closed)
+    # the untilted pair's pilot resolves its (smaller) TV too
+    assert abs(model.pilot_log_tv(14, 1.0, tilted=False) - model.measure_fd_pair(14, 1.0, tilted=False).log_tv) < 1e-2
+
+
+def test_panel_doubling_changes_little():
+    a = model.measure_fd_pair(10, 1.0, panels=40, nodes=20)
+    assert model.panel_doubling([a]) < 1e-11
+    assert a.log_tail_bound - 2 * a.log_h < math.log(1e-17)
+
+
+def test_closed_forms_match_measurement_small_L():
+    for L, M in [(6, 0.5), (8, 2.0)]:
+        m = model.measure_fd_pair(L, M)
+        c = theory.tilted_closed_forms(L, M)
+        assert abs(math.expm1(m.log_tv - c["log_tv"])) < 1e-11
+        assert abs(math.expm1(m.log_h - c["log_h"])) < 1e-11
+        assert cl.claim_c71_identity("C7.1a", [m]).passed
+        assert c["rel_err_tv"] < 1e-12 and c["rel_err_h2"] < 1e-12
+
+
+def test_asymptotic_formulas():
+    # Stirling form and Gamma form of log(H/TV) differ by O(1/n)
+    d = [abs(theory.log_ratio_asymptotic(L, 1.0) - theory.log_ratio_asymptotic(L, 1.0, stirling=True))
+         for L in (20, 80, 320)]
+    assert d[0] > d[1] > d[2] and d[2] * 321 < 2 * d[0] * 21
+    assert theory.tv_asymptotic(10, 1.0, order=0) == pytest.approx(theory.tv_leading(10, 1.0))
+    assert theory.tv_asymptotic(10, 1.0) - theory.tv_asymptotic(10, 1.0, order=0) == pytest.approx(theory.c1(1.0) / 11)
+    # log E|Z|^n against the moment formula for even n
+    assert theory.log_abs_moment(6) == pytest.approx(math.log(15.0))
+    # log s from the theory's formula equals log of the mp pair's normalizer and the float pair's
+    pr = model.fd_pair_mp(12, 1.5, dps=40)
+    assert theory.log_s_tilted(12, 1.5) == pytest.approx(float(mpmath.log(pr.s)), rel=1e-14)
+    assert theory.log_s_tilted(12, 1.5) == pytest.approx(math.log(model.tilted_fd_pair(12, 1.5)[4]), rel=1e-14)
+    # the monomial approximation misses the factor ~ e^{M^2/6}
+    assert theory.monomial_tv_approx(30, 1.0) / math.exp(theory.log_tv_closed(30, 1.0)[0]) == pytest.approx(
+        math.exp(-1 / 6), rel=0.02)
+
+
+def test_tv_hellinger_float_two_gaussians():
+    for a, b in [(-1.0, 1.0), (0.0, 0.05), (-2.0, 1.5)]:
+        tv, h = model_float.tv_hellinger_float([a], [1.0], [b], [1.0])
+        d = abs(a - b)
+        assert tv == pytest.approx(2 * special.ndtr(d / 2) - 1, rel=1e-12)
+        assert h**2 == pytest.approx(-math.expm1(-d * d / 8), rel=1e-11)
+    assert model_float.tv_hellinger_float([0.3], [1.0], [0.3], [1.0]) == (0.0, 0.0)
+
+
+def test_random_pairs_satisfy_le_cam():
+    rp = model_float.random_pairs_distances(np.random.default_rng(7), 1.5, 60)
+    tv, h = rp[:, 0], rp[:, 1]
+    assert np.all(tv >= 1e-6)
+    assert_array_less(h**2, tv)
+    assert_array_less(tv, h * np.sqrt(2 - h**2))
+
+
+def test_inequality_testbed_concatenates_sweep_and_random_pairs(sweep, testbed):
+    tv, h = testbed
+    k = len(sweep.L)
+    assert tv.shape == h.shape == (2 * k + DEF["n_random_pairs"],)
+    assert_allclose(np.log(tv[:k]), sweep.log_tv)
+    assert_allclose(np.log(h[k:2 * k]), sweep.log_h_u)
+
+
+@pytest.mark.parametrize("alpha", [1e-2, 1e-4])
+def test_dilution_sandwich(alpha):
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        m = model_float.dilution_measure(*model_float.random_pair(rng, 1.0), alpha)
+        d = theory.dilution_sandwich(m["A"], m["C"], alpha)
+        assert d["lower_spec"] <= d["lower_tight"] <= m["h2"] * (1 + 1e-10)
+        assert m["h2"] <= d["upper"] * (1 + 1e-10)
+
+
+# --------------------------------------------------------------------------------------------------
+# Theorem 7.1 pieces
+
+
+@pytest.mark.parametrize("u,L", [(0.3, 0), (2.0, 5), (40.0, 12), (5.0, 60), (150.0, 300), (1e-3, 3)])
+def test_log_rho_tail_against_mpmath(u, L):
+    with mpmath.workdps(50):
+        ref = mpmath.log(mpmath.nsum(lambda j: mpmath.mpf(u) ** j / mpmath.factorial(j), [L + 1, mpmath.inf]))
+    assert float(theory.log_rho_tail(u, L)) == pytest.approx(float(ref), rel=1e-11, abs=1e-11)
+
+
+def test_thm71_bound_properties():
+    M = 1.0
+    tv = np.logspace(-40, -0.5, 30)
+    B, Lb, Tb = theory.thm71_bound(tv, M)
+    assert np.all(np.diff(B) >= 0)  # non-decreasing in TV
+    assert np.all(B[tv >= 1e-9] >= 1)  # vacuous at moderate TV (documents the constants)
+    assert B[0] < 1e-20
+    # the minimizer reproduces B through the un-optimized right side
+    i = 10
+    assert theory.thm71_rhs(tv[i], M, int(Lb[i]), float(Tb[i])) == pytest.approx(B[i], rel=1e-9)
+    assert np.all(Tb >= M)
+    assert_allclose(theory.h2_bound_thm71(tv, M), B)
+    # valid on random pairs and on a tilted pair where it is non-vacuous
+    rp = model_float.random_pairs_distances(np.random.default_rng(2), M, 40)
+    assert np.all(rp[:, 1] ** 2 <= theory.thm71_bound(rp[:, 0], M)[0])
+    m = model.measure_fd_pair(18, M)
+    b = theory.thm71_bound(m.tv, M)[0]
+    assert m.h**2 <= b < 1
+
+
+def test_hypercontractive_ratio():
+    for L in range(0, 31, 3):
+        c = np.zeros(L + 1)
+        c[L] = 1.0
+        r = model_float.hypercontractive_ratio(c)
+        assert r == pytest.approx(math.exp(theory.log_monomial_l2_l1(L)), rel=1e-9)
+        assert r <= theory.hypercontractive_factor(L)
+    rng = np.random.default_rng(5)
+    for deg in (1, 3, 6):
+        c = rng.normal(size=deg + 1)
+        assert 1.0 <= model_float.hypercontractive_ratio(c) <= theory.hypercontractive_factor(deg)
+    # He_4 = x^4 - 6x^2 + 3: ||He_4||_2 = sqrt(24)
+    assert model_float.hypercontractive_ratio([3.0, 0, -6.0, 0, 1.0]) > 1.0
+
+
+# --------------------------------------------------------------------------------------------------
+# bad input
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: model.tilted_fd_pair(5, 1.0), "even"),
+    (lambda: model.untilted_fd_pair(-2, 1.0), r"integer in \[0"),
+    (lambda: model.tilted_fd_pair(4, -1.0), "M = -1.0"),
+    (lambda: model.tilted_fd_pair(4, float("nan")), "finite"),
+    (lambda: model.fd_pair_mp(4, 1.0, dps=10), "dps"),
+    (lambda: model.mixture_density_mp([0.0], [0.0], [1.0], 12), "dps"),
+    (lambda: model.measure_fd_pair(7, 1.0), "even"),
+    (lambda: model.measure_fd_pair(6, 1.0, ell=-1.0), "ell"),
+    (lambda: model.l_grid(20, 4), "fewer than 5"),
+    (lambda: model.l_grid(38, 3), "even"),
+    (lambda: model_float.random_pair(np.random.default_rng(0), 0.0), "M = 0.0"),
+    (lambda: model_float.tv_hellinger_float([0.0], [0.5], [1.0], [1.0]), "sum to 1"),
+    (lambda: model_float.tv_hellinger_float([0.0], [-1.0], [1.0], [1.0]), ">= 0"),
+    (lambda: model.mixture_density([0.0], [0.0, 1.0], [1.0]), "equal length"),
+    (lambda: model_float.inequality_testbed(None, np.zeros(3)), "shape"),
+    (lambda: theory.thm71_bound([0.0], 1.0), r"\(0, 1\]"),
+    (lambda: theory.thm71_rhs(1e-3, 1.0, 2, 0.5), "T = 0.5"),
+    (lambda: theory.log_rho_tail(-1.0, 2), "u must be > 0"),
+    (lambda: theory.log_tv_closed(7, 1.0), "even"),
+    (lambda: model_float.hypercontractive_ratio([0.0, 0.0]), "non-zero"),
+    (lambda: model_float.dilution_measure([0.0], [1.0], [1.0], [1.0], 1.5), "alpha"),
+    (lambda: theory.dilution_sandwich(1.0, 1.0, 0.0), "alpha"),
+    (lambda: model.gauss_legendre_panels(1.0, 0.0, 4, 5), "a < b"),
+    (lambda: theory.tv_asymptotic(10, 1.0, order=2), "order"),
+    (lambda: model_fits.fit_increments(np.array([6, 10, 14]), np.zeros(3)), "at least 4"),
+    (lambda: model_fits.fit_tv_remainder(np.array([6, 10]), np.zeros(2), np.zeros(3)), "same length"),
+    (lambda: cl.max_rel_dev([0.0], [0.0, 1.0]), "equally long"),
+])
+def test_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+# --------------------------------------------------------------------------------------------------
+# mutation tests: one per claim, at the default parameters
+
+
+def test_c71a_identity_rejects_monomial(sweep):
+    assert cl.claim_c71_identity("C7.1a", sweep.tilted).passed
+    wrong = variant(theory, tilted_difference_mp=theory.wrong_difference_monomial_mp)
+    claim = cl.claim_c71_identity("C7.1a", sweep.tilted[-1:], theory=wrong)
+    assert not claim.passed and claim.measured > 10
+
+
+def test_c71b_tv_rejects_monomial_and_untilted(sweep):
+    assert cl.claim_c71_tv("C7.1b", sweep.tilted).passed
+    wrong_a = cl.claim_c71_tv("C7.1b", sweep.tilted, theory=variant(theory, log_tv_closed=theory.wrong_log_tv_monomial))
+    assert not wrong_a.passed and wrong_a.measured > 0.1
+    # the tilted closed form applied to the untilted pair (which matches as many ordinary moments)
+    wrong_b = cl.claim_c71_tv("C7.1b", sweep.untilted)
+    assert not wrong_b.passed and wrong_b.measured > 0.1
+
+
+def test_c71c_h_rejects_asymptotic_and_untilted(sweep):
+    assert cl.claim_c71_h("C7.1c", sweep.tilted).passed
+    wrong = variant(theory, log_h_closed=theory.wrong_log_h_asymptotic)
+    assert not cl.claim_c71_h("C7.1c", sweep.tilted, theory=wrong).passed
+    assert not cl.claim_c71_h("C7.1c", sweep.untilted).passed
+
+
+def test_c72_rejects_polylog_untilted_and_wrong_rate(sweep):
+    assert cl.claim_c72("C7.2", sweep.tilted).passed
+    for wrong_slope in (theory.wrong_ratio_slope_polylog, theory.wrong_ratio_slope_log2):
+        assert not cl.claim_c72("C7.2", sweep.tilted, theory=variant(theory, ratio_slope=wrong_slope)).passed
+    wrong = cl.claim_c72("C7.2", sweep.untilted)
+    assert not wrong.passed and abs(wrong.measured - 0.5 * math.log(2)) > 0.25
+
+
+def test_c73_rejects_wrong_constants_and_leading_order(sweep):
+    assert cl.claim_c73("C7.3", sweep.tilted).passed
+    for wrong in (variant(theory, c1=theory.wrong_c1_no_quartic), variant(theory, c1=theory.wrong_c1_zero),
+                  variant(theory, tv_leading=theory.wrong_tv_leading_order)):
+        assert not cl.claim_c73("C7.3", sweep.tilted, theory=wrong).passed
+
+
+def test_c74a_le_cam_lower_rejects_h_le_tv(testbed):
+    tv, h = testbed
+    assert cl.claim_c74_lecam_lower("C7.4a", tv, h).passed
+    wrong = variant(theory, h2_bound_lecam=theory.wrong_h2_bound_h_le_tv)
+    assert not cl.claim_c74_lecam_lower("C7.4a", tv, h, theory=wrong).passed
+
+
+def test_c74b_le_cam_upper_rejects_tv_le_h2(testbed):
+    tv, h = testbed
+    assert cl.claim_c74_lecam_upper("C7.4b", tv, h).passed
+    wrong = variant(theory, tv_bound_lecam=theory.wrong_tv_bound_h2)
+    assert not cl.claim_c74_lecam_upper("C7.4b", tv, h, theory=wrong).passed
+
+
+def test_c74c_thm71_rejects_polylog(testbed):
+    tv, h = testbed
+    assert cl.claim_c74_thm71("C7.4c", tv, h, DEF["M"]).passed
+    polylog = variant(theory, h2_bound_thm71=theory.wrong_h2_bound_polylog)
+    wrong = cl.claim_c74_thm71("C7.4c", tv, h, DEF["M"], theory=polylog)
+    assert not wrong.passed and wrong.measured > 1e3
+
+
+def test_fit_sensitivity_is_small_at_defaults(sweep):
+    M = DEF["M"]
+    assert cl.claim_c72("C7.2", sweep.tilted).details["sens"] < cl.rate_tolerance(M) / 10
+    assert cl.claim_c73("C7.3", sweep.tilted).details["sens"] < cl.rate_tolerance(M) / 10
+
+
+def test_fp_claims_show_bounds(sweep):
+    """C7.1's measured values are rounding/quadrature errors: the claims are fp, shown as the bound they met."""
+    for c in (cl.claim_c71_identity("a", sweep.tilted), cl.claim_c71_tv("b", sweep.tilted),
+              cl.claim_c71_h("c", sweep.tilted)):
+        assert c.fp and c.passed

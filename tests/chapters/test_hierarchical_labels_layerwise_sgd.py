@@ -1,0 +1,478 @@
+"""Tests of chapter 'hierarchical-labels-layerwise-sgd': theory, model, and one mutation test per claim."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+
+from theorylib.chapters.hierarchical_labels_layerwise_sgd import CHAPTER, claims, model, theory
+from theorylib.chapters.hierarchical_labels_layerwise_sgd import model_net as net_model
+from theorylib.core import rng_for, setup
+from theorylib.core.theory import variant
+
+DEF = CHAPTER.defaults()
+PACKAGE = Path(claims.__file__).parent
+
+
+# ------------------------------------------------------------------ package layout
+
+
+@pytest.mark.parametrize("module", ["model.py", "model_net.py"])
+def test_model_never_imports_theory_or_claims(module):
+    tree = ast.parse((PACKAGE / module).read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] + [a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        assert not any(n.split(".")[-1] in ("theory", "claims") for n in names), (module, names)
+
+
+def test_declaration_imports_no_numerical_library():
+    code = ("import sys, theorylib.chapters.hierarchical_labels_layerwise_sgd; "
+            "print(sorted({'torch', 'numpy', 'scipy'} & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+# ------------------------------------------------------------------ cube, tree, features
+
+
+def test_enumerate_cube_is_the_whole_cube():
+    X = model.enumerate_cube(5)
+    assert X.shape == (32, 5)
+    assert set(np.unique(X)) == {-1, 1}
+    assert len({tuple(r) for r in X}) == 32
+
+
+@pytest.mark.parametrize("d", [0, 21, 2.0, True])
+def test_enumerate_cube_rejects_bad_d(d):
+    with pytest.raises(ValueError, match="enumerate the cube"):
+        model.enumerate_cube(d)
+
+
+def test_parity_tree_levels():
+    X = model.enumerate_cube(8)
+    levels = model.parity_tree_labels(X, r=3)
+    assert [lv.shape[1] for lv in levels] == [8, 4, 2, 1]
+    for lv in levels:
+        assert set(np.unique(lv)) <= {-1, 1}
+    assert_array_equal(levels[-1][:, 0], np.prod(X, axis=1))
+    assert_array_equal(levels[2][:, 1], np.prod(X[:, 4:8], axis=1))
+    assert_array_equal(model.label_levels(8), [1, 1, 1, 1, 2, 2, 3])
+    assert model.all_labels(X).shape == (256, 7)
+
+
+@pytest.mark.parametrize("d", [3, 6, 12])
+def test_parity_tree_rejects_non_power_of_two(d):
+    with pytest.raises(ValueError, match="power of 2"):
+        model.parity_tree_labels(np.ones((4, d)))
+
+
+def test_parity_tree_rejects_bad_input():
+    with pytest.raises(ValueError, match=r"\{-1, \+1\}"):
+        model.parity_tree_labels(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="does not match"):
+        model.parity_tree_labels(np.ones((3, 4)), r=3)
+    with pytest.raises(ValueError, match="depth r"):
+        model.stack_shapes(0)
+
+
+def test_quad_features_order_and_pair_index():
+    rng = np.random.default_rng(0)
+    Z = model.random_signs((20, 6), rng)
+    Phi = model.quad_features(Z)
+    assert Phi.shape == (20, model.n_quad_features(6)) == (20, 22)
+    assert_array_equal(Phi[:, 0], 1)
+    assert_array_equal(Phi[:, 1:7], Z)
+    for a, b in itertools.combinations(range(6), 2):
+        assert_array_equal(Phi[:, model.pair_index(6, a, b)], Z[:, a] * Z[:, b])
+    with pytest.raises(ValueError, match=r"\{-1, \+1\}"):
+        model.quad_features(np.array([[1.0, 0.5]]))
+    with pytest.raises(ValueError, match="2-D"):
+        model.quad_features(np.ones(3))
+
+
+@pytest.mark.parametrize("m", [1, 2, 5, 16])
+def test_theory_and_model_count_the_same_features(m):
+    assert theory.n_features(m) == model.n_quad_features(m) == model.quad_features(np.ones((1, m))).shape[1]
+
+
+@pytest.mark.parametrize("m", [2, 3, 6])
+def test_features_orthonormal_on_cube(m):
+    Phi = model.quad_features(model.enumerate_cube(m))
+    p = model.n_quad_features(m)
+    assert_allclose(Phi.T @ Phi / 2**m, np.eye(p), atol=1e-12)
+    assert_allclose(np.sum(Phi**2, axis=1), p)
+
+
+def test_labels_of_one_level_are_iid_uniform():
+    # level-1 labels of d = 8 inputs: their quadratic features are orthonormal (the Lemma)
+    X = model.enumerate_cube(8)
+    Z = model.parity_tree_labels(X)[1]
+    Phi = model.quad_features(Z)
+    assert_allclose(Phi.T @ Phi / len(X), np.eye(Phi.shape[1]), atol=1e-12)
+
+
+# ------------------------------------------------------------------ Theorem A
+
+
+@pytest.mark.parametrize("m,B,eta", [(3, 1, 0.1), (3, 1, 0.3), (2, 2, 0.4), (3, 2, 0.25)])
+def test_second_moment_matrix_by_enumeration(m, B, eta):
+    """E[(I - eta C_hat)^2] = rho I, C_hat the mean of B independent phi phi^T, by enumerating batches."""
+    Phi = model.quad_features(model.enumerate_cube(m))
+    p = Phi.shape[1]
+    acc = np.zeros((p, p))
+    for idx in itertools.product(range(len(Phi)), repeat=B):
+        C = sum(np.outer(Phi[i], Phi[i]) for i in idx) / B
+        M = np.eye(p) - eta * C
+        acc += M @ M
+    acc /= len(Phi) ** B
+    assert_allclose(acc, theory.sgd_contraction(eta, B, p) * np.eye(p), atol=1e-12)
+
+
+def test_contraction_formulas():
+    p, B = 37, 4
+    c = 1 + (p - 1) / B
+    assert theory.sgd_second_moment(B, p) == pytest.approx(c)
+    eta_star = theory.optimal_step(B, p)
+    assert eta_star == pytest.approx(1 / c)
+    assert theory.sgd_contraction(eta_star, B, p) == pytest.approx((p - 1) / (B + p - 1))
+    etas = np.linspace(0.01, 2 / c - 0.01, 200)
+    assert min(theory.sgd_contraction(e, B, p) for e in etas) >= theory.sgd_contraction(eta_star, B, p) - 1e-15
+    assert theory.sgd_contraction(2 / c, B, p) == pytest.approx(1.0)
+    # at B = 1 the optimal step is the model's projection step 1/p, to the last bit
+    assert theory.optimal_step(1, p) == model.projection_step(p)
+
+
+def test_steps_to_mse_monotone_and_exact():
+    p = 37
+    eps = np.geomspace(1e-6, 0.5, 40)
+    T = [theory.steps_to_mse(e, 1 / p, 1, p) for e in eps]
+    assert all(a >= b for a, b in zip(T, T[1:], strict=False))
+    rho = theory.sgd_contraction(1 / p, 1, p)
+    for e, t in zip(eps, T, strict=True):
+        assert rho**t <= e < rho ** (t - 1)
+    L = np.log(100)
+    t = theory.steps_to_mse(0.01, 1 / p, 1, p)
+    assert (p - 1) * L <= t <= p * L + 1
+    assert theory.steps_to_mse(2.0, 0.1, 1, 5) == 0
+
+
+@pytest.mark.parametrize(
+    "args,msg",
+    [((0.01, 0.0, 1, 5), "eta"), ((0.01, -1.0, 1, 5), "eta"), ((0.01, 0.1, 0, 5), "batch size"),
+     ((0.01, 1.5, 1, 5), "unstable"), ((0.0, 0.1, 1, 5), "eps")],
+)
+def test_steps_to_mse_rejects(args, msg):
+    with pytest.raises(ValueError, match=msg):
+        theory.steps_to_mse(*args)
+
+
+def test_law_design_checkpoints():
+    m = 8
+    p = theory.n_features(m)
+    for (label, eta, B), (label2, eta2, B2, ts) in zip(theory.law_configs(m), theory.law_design(m), strict=True):
+        assert (label, eta, B) == (label2, eta2, B2)
+        T = ts[-1]
+        rho = theory.sgd_contraction(eta, B, p)
+        assert rho**T <= theory.LAW_TARGET < rho ** (T - 1)
+        assert ts == (T // 4, T // 2, T)
+
+
+def test_projection_runs_are_monotone():
+    m = 5
+    p = model.n_quad_features(m)
+    runs = model.sgd_readout_runs(m, model.pair_index(m, 0, 1), 1 / p, 1, 60, 30, np.random.default_rng(1))
+    assert runs.shape == (61, 30)
+    assert_allclose(runs[0], 1.0)
+    assert np.all(np.diff(runs, axis=0) <= 1e-12)
+    with pytest.raises(ValueError, match="target_col"):
+        model.sgd_readout_runs(m, p, 0.1, 1, 5, 3, np.random.default_rng(0))
+
+
+def test_runs_do_not_depend_on_how_steps_are_grouped():
+    """The C2 study advances its runs a chunk at a time; the draws and values equal one long run's."""
+    m, B, T, R = 4, 2, 37, 9
+    p = model.n_quad_features(m)
+    whole = model.sgd_readout_runs(m, model.pair_index(m, 0, 1), 0.1, B, T, R, np.random.default_rng(4))
+    runs = model._ReadoutRuns(m, model.pair_index(m, 0, 1), 0.1, B, R, np.random.default_rng(4))
+    parts = [runs.sq_norms()[None, :], runs.advance(5), runs.advance(p), runs.advance(T - 5 - p)]
+    assert_array_equal(np.concatenate(parts), whole)
+
+
+def test_first_passage():
+    assert_array_equal(model.first_passage(np.array([[1.0, 0.5, 0.1, 0.05]]), 0.1), [2])
+    rho = theory.sgd_contraction(1 / 11, 1, 11)
+    curve = rho ** np.arange(80.0)
+    t = model.first_passage(curve, 0.01, interpolate=True)
+    assert t == pytest.approx(theory.crossing_time(0.01, 1 / 11, 1, 11), rel=1e-12)
+    assert theory.steps_to_mse(0.01, 1 / 11, 1, 11) - 1 < t <= theory.steps_to_mse(0.01, 1 / 11, 1, 11)
+    with pytest.raises(ValueError, match="never falls"):
+        model.first_passage(np.array([1.0, 0.5]), 0.1)
+
+
+def test_rate_study_simulates_past_every_crossing():
+    m_list, eps = [3, 5], 0.05
+    study = model.rate_study(m_list, eps, 40, np.random.default_rng(2), n_boot=50)
+    assert study.p.tolist() == [7.0, 16.0]
+    assert np.all(study.horizons > study.T_hat)
+    assert study.boot_slopes.shape == (50,)
+    assert study.slope_se > 0 and study.ci95[0] < study.ci95[1]
+    # no horizon enters a value: a longer simulation of the same stream gives the same T_hat
+    g_runs = np.random.default_rng(2).spawn(2)[0].spawn(2)[1]
+    curves = model.sgd_readout_runs(3, model.pair_index(3, 0, 1), 1 / 7, 1, int(study.horizons[0]) + 40, 40, g_runs)
+    assert model.first_passage(curves.mean(axis=1), eps, interpolate=True) == study.T_hat[0]
+    with pytest.raises(ValueError, match="distinct"):
+        model.rate_study([3, 3], eps, 40, np.random.default_rng(2))
+
+
+# ------------------------------------------------------------------ Theorems B and C
+
+
+def test_stack_mse_is_the_exact_clean_mse_and_union_bound_holds():
+    rng = np.random.default_rng(3)
+    d, r = 8, 3
+    etas = [model.projection_step(p) for _, p, _ in model.stack_shapes(r)]
+    Ws = model.train_hinted_stack(r, [10, 4, 2], etas, 1, rng)
+    X = model.enumerate_cube(d)
+    levels = model.parity_tree_labels(X)
+    raw = model.predict_stack(X, Ws, rounding=False)
+    enum_mse = np.concatenate([np.mean((v - levels[i + 1]) ** 2, axis=0) for i, v in enumerate(raw)])
+    mse = model.stack_mse(Ws)
+    assert_allclose(mse, enum_mse, atol=1e-12)
+    beta = model.exact_sign_errors(Ws, d)
+    assert np.all(beta <= mse + 1e-12)  # Markov step
+    assert model.exact_top_error(Ws, d) <= beta.sum() + 1e-12 <= theory.union_bound(mse) + 2e-12
+
+
+def test_union_bound_and_steps_validation():
+    assert theory.union_bound([0.1, 0.2]) == pytest.approx(0.3)
+    with pytest.raises(ValueError, match="non-empty"):
+        theory.union_bound([])
+    with pytest.raises(ValueError, match="non-empty"):
+        theory.union_bound([-0.1])
+    with pytest.raises(ValueError, match="delta"):
+        theory.stack_steps(8, 0.0)
+    with pytest.raises(ValueError, match="power of 2"):
+        theory.stack_steps(12, 0.1)
+    with pytest.raises(ValueError, match="frac"):
+        model.under_trained_steps([5, 5], 0.0)
+    with pytest.raises(ValueError, match="step counts"):
+        model.train_hinted_stack(3, [1, 1], [0.1, 0.1], 1, np.random.default_rng(0))
+
+
+def test_stack_budget_is_thm_b():
+    d, delta = 16, 0.05
+    steps = theory.stack_steps(d, delta)
+    for (_, p, _), T in zip(model.stack_shapes(4), steps, strict=True):
+        rho = theory.sgd_contraction(theory.optimal_step(1, p), 1, p)
+        assert rho**T <= delta / (d - 1) < rho ** (T - 1)
+        assert T <= p * np.log((d - 1) / delta) + 1
+
+
+def test_no_signal_identities():
+    d = 8
+    assert model.max_top_correlation(d) == 0 == theory.top_feature_correlation(d)
+    assert model.max_top_correlation(d, level=2) == 0
+    assert model.max_top_correlation(d, level=1) == 2**d == theory.wrong_top_correlation_degree2(d)
+    w = np.random.default_rng(0).normal(size=model.n_quad_features(d))
+    assert model.exact_no_hint_mse(w, d) == pytest.approx(theory.no_hint_mse(w, d, 0), abs=1e-10)
+
+
+# ------------------------------------------------------------------ torch network
+
+
+class _Fixed:
+    """A stand-in generator whose integers() return the given ±1 inputs (replays one batch)."""
+
+    def __init__(self, X):
+        self.X = X
+
+    def integers(self, lo, hi, size):
+        return ((self.X.reshape(size) + 1) / 2).astype(int)
+
+
+def test_manual_gradients_match_autograd():
+    import torch
+
+    setup(0, torch=True)
+    rng = np.random.default_rng(5)
+    d = 8
+    net = net_model.ResidualLabelNet(d, 16, 2, rng)
+    X = model.random_signs((32, d), rng)
+    # end to end: one step of the manual update equals one autograd SGD step
+    params = [t.clone().requires_grad_() for t in (*net.V, *net.b, *net.U)]
+    V, b, U = params[:2], params[2:4], params[4:]
+    Hs = net.stream(X)
+    for k in range(2):
+        out = Hs.clone()
+        out[:, d:] = out[:, d:] + torch.relu(Hs @ V[k].T + b[k]) @ U[k].T
+        Hs = out
+    y = torch.from_numpy(np.prod(X, axis=1).astype(np.float64))
+    loss = 0.5 * ((Hs[:, -1] - y) ** 2).mean()
+    grads = torch.autograd.grad(loss, params)
+    expected = [(p - 0.1 * g).detach().numpy() for p, g in zip(params, grads, strict=True)]
+    net_model.train_end_to_end(net, 1, 0.1, 32, _Fixed(X))
+    for got, exp in zip(net.state(), expected, strict=True):
+        assert got.dtype == np.float64
+        assert_allclose(got, exp, rtol=1e-12, atol=1e-14)
+
+
+def test_layerwise_gradient_matches_autograd():
+    import torch
+
+    setup(0, torch=True)
+    rng = np.random.default_rng(6)
+    d = 8
+    net = net_model.ResidualLabelNet(d, 16, 1, rng)
+    X = model.random_signs((32, d), rng)
+    V, b, U = (t.clone().requires_grad_() for t in (net.V[0], net.b[0], net.U[0]))
+    out = net.stream(X)[:, d:] + torch.relu(net.stream(X) @ V.T + b) @ U.T
+    Y = torch.from_numpy(model.all_labels(X).astype(np.float64))
+    loss = 0.5 * ((out - Y) ** 2).sum(1).mean()
+    gV, gb, gU = torch.autograd.grad(loss, (V, b, U))
+    net_model.train_layerwise(net, 1, 0.1, 32, _Fixed(X))
+    assert_allclose(net.V[0].numpy(), (V - 0.1 * gV).detach().numpy(), rtol=1e-12, atol=1e-14)
+    assert_allclose(net.b[0].numpy(), (b - 0.1 * gb).detach().numpy(), rtol=1e-12, atol=1e-14)
+    assert_allclose(net.U[0].numpy(), (U - 0.1 * gU).detach().numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_torch_runs_are_deterministic():
+    import torch
+
+    setup(0, torch=True)
+    assert torch.are_deterministic_algorithms_enabled()
+    assert torch.get_num_threads() == 1
+    states = []
+    for _ in range(2):
+        rng = np.random.default_rng(11)
+        net = net_model.ResidualLabelNet(8, 16, 2, rng)
+        net_model.train_layerwise(net, 20, 0.05, 16, rng)
+        states.append(net.state())
+    for a, b in zip(*states, strict=True):
+        assert_array_equal(a, b)
+
+
+def test_initial_weights_come_from_numpy():
+    """The weights are numpy draws (the same on every machine), not torch's vectorised sampler."""
+    rng = np.random.default_rng(12)
+    net = net_model.ResidualLabelNet(8, 4, 1, rng)
+    ref = np.random.default_rng(12)
+    assert_array_equal(net.V[0].numpy(), ref.standard_normal((4, 15)) / np.sqrt(15))
+    assert_array_equal(net.U[0].numpy(), ref.standard_normal((7, 4)) / np.sqrt(4))
+
+
+def test_hidden_leaves():
+    rng = np.random.default_rng(2)
+    lv = net_model.hidden_leaves(8, 16, rng)
+    assert lv.shape == (8,) and np.unique(lv).size == 8 and lv.max() < 16
+    with pytest.raises(ValueError, match="n_in"):
+        net_model.hidden_leaves(8, 4, rng)
+    net = net_model.ResidualLabelNet(8, 8, 1, rng, n_in=16)
+    with pytest.raises(ValueError, match="leaves"):
+        net_model.top_accuracy(net, model.random_signs((4, 16), rng), leaves=np.zeros(8, dtype=int))
+
+
+def test_net_validation():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="power of 2"):
+        net_model.ResidualLabelNet(12, 8, 1, rng)
+    net = net_model.ResidualLabelNet(8, 8, 1, rng)
+    with pytest.raises(ValueError, match="columns"):
+        net.stream(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="lr"):
+        net_model.train_layerwise(net, 5, -0.1, 4, rng)
+    assert claims.chance_band(8192) == pytest.approx(3.2905 * np.sqrt(0.25 / 8192), rel=1e-4)
+
+
+# ------------------------------------------------------------------ mutation tests, one per claim
+
+
+def test_c1_mutation_sgd_law():
+    cells = model.law_experiment(DEF["m_law"], DEF["R_law"], theory.law_design(DEF["m_law"]),
+                                 rng_for(DEF["seed"], "C1"))
+    assert claims.claim_sgd_law("C1", cells).passed
+    gd = variant(theory, sgd_contraction=theory.wrong_gd_law)  # no gradient noise
+    assert not claims.claim_sgd_law("C1", cells, theory=gd).passed
+    b1 = variant(theory, sgd_contraction=theory.wrong_batch_one_law)  # the 1/B forgotten
+    assert not claims.claim_sgd_law("C1", cells, theory=b1).passed
+
+
+def test_c2_mutation_rate():
+    study = model.rate_study(DEF["m_list"], DEF["eps_rate"], DEF["R_rate"], rng_for(DEF["seed"], "C2"))
+    assert claims.claim_rate("C2", study, DEF["m_list"], DEF["eps_rate"]).passed
+    for wrong in (theory.wrong_rate_slope_quadratic, theory.wrong_rate_slope_sqrt):
+        bad = variant(theory, rate_slope=wrong)
+        assert not claims.claim_rate("C2", study, DEF["m_list"], DEF["eps_rate"], theory=bad).passed
+
+
+@pytest.fixture(scope="module")
+def separation():
+    steps = theory.stack_steps(DEF["d_exact"], DEF["delta"])
+    return model.separation_experiment(DEF["d_exact"], steps, DEF["under_frac"], rng_for(DEF["seed"], "C3"))
+
+
+def test_c3a_mutation_orthogonality(separation):
+    d = DEF["d_exact"]
+    assert claims.claim_orthogonality("C3a", separation.max_corr_top, d).passed
+    # wrong theory: the top label has a degree-2 part, as a level-1 label does
+    bad = variant(theory, top_feature_correlation=theory.wrong_top_correlation_degree2)
+    assert not claims.claim_orthogonality("C3a", separation.max_corr_top, d, theory=bad).passed
+    # and a wrong label in the measurement (a level-1 label in the top's place) is caught too
+    assert not claims.claim_orthogonality("C3a", model.max_top_correlation(d, level=1), d).passed
+
+
+def test_c3b_mutation_parseval(separation):
+    d, steps = DEF["d_exact"], sum(separation.steps)
+    c = claims.claim_parseval("C3b", separation.no_hint_mse, separation.no_hint_w, d, steps)
+    assert c.passed and c.fp
+    assert separation.no_hint_mse >= 1
+    # wrong theory: a quadratic block learns the top label at the Thm A rate
+    bad = variant(theory, no_hint_mse=theory.wrong_no_hint_mse_learned)
+    assert not claims.claim_parseval("C3b", separation.no_hint_mse, separation.no_hint_w, d, steps,
+                                     theory=bad).passed
+
+
+def test_c3c_mutation_union_bound(separation):
+    assert claims.claim_union_bound("C3c", separation.under_top_error, separation.under_mse).passed
+    assert claims.claim_union_bound("C3c", separation.top_error, separation.mse).passed
+    # wrong constant: beta <= MSE / 4
+    bad = variant(theory, union_bound=theory.wrong_union_bound_quarter)
+    assert not claims.claim_union_bound("C3c", separation.under_top_error, separation.under_mse, theory=bad).passed
+
+
+@pytest.fixture(scope="module")
+def small_net():
+    """At a reduced budget (width 96, 1500 steps per block, 4096 test points) to keep the test file fast; the
+    notebook runs the same function at its defaults."""
+    setup(0, torch=True)
+    return net_model.net_experiment(16, 96, 3, 1500, 128, 0.05, 4096, rng_for(0, "C4"))
+
+
+def test_c4a_mutation_layerwise(small_net):
+    assert claims.claim_hinted_accuracy("C4a", small_net.hinted_top).passed
+    # wrong theory "deep hierarchies are not learnable layerwise": chance accuracy
+    bad = variant(theory, layerwise_top_accuracy=theory.wrong_layerwise_chance)
+    assert not claims.claim_hinted_accuracy("C4a", small_net.hinted_top, theory=bad).passed
+    # the rule is the threshold of the seed study: acc >= ACC_THRESHOLD
+    assert claims.claim_hinted_accuracy("C4a", claims.ACC_THRESHOLD + 1e-9).passed
+    assert not claims.claim_hinted_accuracy("C4a", claims.ACC_THRESHOLD - 1e-9).passed
+
+
+def test_c4b_mutation_baseline(small_net):
+    assert claims.claim_chance("C4b", small_net.baseline_top, small_net.n_test).passed
+    # wrong theory "end to end discovers the hierarchy": the baseline learns the top label
+    bad = variant(theory, baseline_top_accuracy=theory.wrong_baseline_discovers_hierarchy)
+    assert not claims.claim_chance("C4b", small_net.baseline_top, small_net.n_test, theory=bad).passed
+    # the layerwise net is far from chance
+    assert not claims.claim_chance("C4b", small_net.hinted_top, small_net.n_test).passed

@@ -1,0 +1,197 @@
+"""The mutation engine: operators, sites, the in-process replay with its memo, and the stored reports."""
+
+import shutil
+import sys
+
+import jupytext
+import pytest
+from cosmic_ray.mutating import mutate_code
+
+import theorylib.chapters as chapters_pkg
+from theorylib.runner.mutation import operators, report
+from theorylib.runner.mutation.replay import Replayer, ReplayMismatch
+from theorylib.runner.mutation.sites import enumerate_mutants
+from theorylib.runner.registry import all_chapters
+
+
+@pytest.mark.parametrize("name", sorted(operators.FORMULA))
+def test_formula_operators_do_what_their_examples_say(name):
+    op = operators.FORMULA[name]()
+    for ex in op.examples():
+        assert mutate_code(ex.pre_mutation_code, op, ex.occurrence) == ex.post_mutation_code
+
+
+def test_every_operator_loads_and_exponents_are_shifted_not_scaled():
+    ops = operators.all_operators()
+    assert set(ops) == set(operators.COSMIC_RAY) | set(operators.FORMULA)
+    assert mutate_code("y = x ** 2", ops["scale-constant"], 0) is None  # an exponent is shift-exponent's
+    assert mutate_code("y = x ** -0.5", ops["shift-exponent"], 1) == "y = x ** -1.5"
+    assert mutate_code("y = f(a, b=2)", ops["swap-arguments"], 0) is None
+
+
+THEORY = '''"""Demo theory."""
+import numpy as np
+
+SCALE = 2.0
+
+
+def check_n(n):
+    if n < 1:
+        raise ValueError("n must be positive")
+    return n
+
+
+def predicted(s2, n, tol=1e-12):
+    """The prediction."""
+    if n <= 0:
+        raise ValueError("bad")
+    return SCALE * s2 + 1.0 / n
+
+
+def wrong_predicted(s2, n):
+    return s2 + 7.0
+'''
+
+
+def test_sites_skip_wrong_theories_checks_guards_signatures_and_docstrings():
+    mutants = enumerate_mutants(THEORY)
+    lines = {m.line for m in mutants}
+    assert lines <= {4, 17}, lines  # SCALE and the return line only
+    ids = [m.id for m in mutants]
+    assert len(ids) == len(set(ids)) and "predicted:drop-term:0" in ids and "<module>:scale-constant:0" in ids
+    # Ids are stable when another function changes.
+    other = THEORY.replace("def wrong_predicted(s2, n):\n    return s2 + 7.0",
+                           "def helper(x):\n    return x + 1\n\n\ndef wrong_predicted(s2, n):\n    return s2 + 7.0")
+    again = {m.id: m.diff.splitlines()[-1] for m in enumerate_mutants(other) if m.function == "predicted"}
+    assert again == {m.id: m.diff.splitlines()[-1] for m in mutants if m.function == "predicted"}
+
+
+MODEL = '''"""Demo model."""
+import numpy as np
+
+CALLS = []
+
+
+def sample(n, s2, rng):
+    CALLS.append(n)
+    return np.sqrt(s2) * rng.standard_normal(n)
+'''
+CLAIMS = '''"""Demo claims."""
+import numpy as np
+
+from theorylib.core.claims import check_zscore
+
+from . import theory as _theory
+
+
+def claim_mean(name, x, s2, *, theory=_theory):
+    sq = x ** 2
+    se = float(sq.std(ddof=1) / np.sqrt(sq.size))
+    return check_zscore(name, float(sq.mean()), theory.predicted(s2, 10 ** 9) / theory.SCALE, se, "CLT")
+'''
+INIT = '''from theorylib.core.chapter import Chapter
+from theorylib.core.params import Param
+
+CHAPTER = Chapter(slug="mutation-demo", title="Demo", paper=1,
+                  params=(Param("seed", 0, "int", low=0), Param("n", 4000, "int", low=10)))
+'''
+NOTEBOOK = '''---
+jupytext:
+  formats: ipynb,md:myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Demo
+
+```{code-cell} ipython3
+:tags: [parameters]
+
+seed = 0
+n = 4000
+```
+
+```{code-cell} ipython3
+from theorylib.chapters.mutation_demo import CHAPTER, model, theory
+from theorylib.chapters.mutation_demo import claims as cl
+from theorylib.core import ClaimSet, rng_for
+
+P = CHAPTER.validate(globals())
+claims = ClaimSet(CHAPTER.slug)
+x = model.sample(P.n + DEPENDS * int(theory.SCALE), 1.5, rng_for(P.seed, "C1"))
+claims.add(cl.claim_mean("C1", x, 1.5))
+claims.report()
+```
+'''
+
+
+@pytest.fixture
+def demo(tmp_path):
+    """A throw-away chapter package 'mutation-demo' (importable as theorylib.chapters.mutation_demo)."""
+    def make(depends: bool):
+        folder = tmp_path / "packages" / "mutation_demo"
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        for name, text in {"__init__.py": INIT, "theory.py": THEORY, "model.py": MODEL, "claims.py": CLAIMS}.items():
+            (folder / name).write_text(text)
+        nb = jupytext.reads(NOTEBOOK.replace("DEPENDS", "1" if depends else "0"), fmt="md:myst")
+        path = tmp_path / "mutation-demo.ipynb"
+        jupytext.write(nb, path)
+        for mod in [m for m in sys.modules if m.startswith("theorylib.chapters.mutation_demo")]:
+            del sys.modules[mod]
+        return Replayer("mutation-demo", path, {"seed": 0, "n": 4000}, packages=tmp_path / "packages")
+
+    chapters_pkg.__path__.append(str(tmp_path / "packages"))
+    yield make
+    chapters_pkg.__path__.remove(str(tmp_path / "packages"))
+    for mod in [m for m in sys.modules if m.startswith("theorylib.chapters.mutation_demo")]:
+        del sys.modules[mod]
+
+
+def test_replay_reuses_the_measurements_and_kills_a_wrong_formula(demo):
+    replayer = demo(depends=False)
+    base = replayer.baseline(None)
+    assert base.status == "survived" and [c["name"] for c in base.claims] == ["C1"]
+    model = sys.modules["theorylib.chapters.mutation_demo.model"]
+    calls = len(model.CALLS)
+    by_id = {m.id: m for m in enumerate_mutants(THEORY)}
+    dropped = replayer.run(by_id["predicted:drop-term:1"].source)  # 1/n dropped: at n = 1e9 the same function
+    assert dropped.status == "survived" and not dropped.misses
+    doubled = replayer.run(by_id["<module>:scale-constant:0"].source)  # SCALE cancels in the claim: equivalent
+    assert doubled.status == "survived"
+    swapped = replayer.run(by_id["predicted:mul->div:0"].source)  # SCALE / s2: wrong
+    assert swapped.status == "killed" and swapped.failed == ["C1"]
+    assert len(model.CALLS) == calls, "a theory mutant must not rerun the simulation"
+
+
+def test_replay_reports_a_measurement_that_depends_on_the_theory(demo):
+    replayer = demo(depends=True)
+    replayer.baseline(None)
+    by_id = {m.id: m for m in enumerate_mutants(THEORY)}
+    out = replayer.run(by_id["<module>:scale-constant:0"].source)  # SCALE feeds the sample size
+    assert out.misses == ["model.sample"]
+
+
+def test_replay_refuses_to_run_when_it_cannot_reproduce_the_stored_claims(demo):
+    replayer = demo(depends=False)
+    with pytest.raises(ReplayMismatch, match="differ from the stored"):
+        replayer.baseline([{"name": "C1", "passed": False}])
+
+
+CHAPTERS = all_chapters()
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.slug)
+def test_the_stored_mutation_report_is_the_score_of_the_code(chapter):
+    stored = report.load_report(chapter)
+    assert stored is not None, f"no mutation report: run python -m theorylib mutate {chapter.slug}"
+    assert stored["code_hash"] == report.code_hash(chapter), (
+        f"the mutation report is older than the chapter's theory, claims or notebook code: "
+        f"rerun python -m theorylib mutate {chapter.slug}")
+    assert stored["mutants"] == len(stored["results"]) and 0 <= stored["score"] <= 1
+    notes = report.read_notes(chapter, enumerate_mutants((report.package_dir(chapter) / "theory.py").read_text()))
+    assert set(notes[1]) >= set(stored["untested"])
+

@@ -1,0 +1,43 @@
+"""Declaration of the chapter 'attention-query-learning'."""
+
+from theorylib.core.chapter import Chapter
+from theorylib.core.params import Param
+
+CHAPTER = Chapter(
+    slug='attention-query-learning',
+    title='Stealing an attention head: exact recovery with O(d²) and O(rd) queries',
+    paper=19,
+    params=(
+        Param("seed", 0, "int", "all randomness flows from it", low=0),
+        Param("d_list", [4, 8, 16, 32], "int_list", "dimensions for Theorem 1 (C1, Figure 1)",
+              low=2, high=64, min_len=2, max_len=6, increasing=True),
+        Param("d_lr", 32, "int", "dimension of the low-rank instance (Theorem 2, C1-C2)", low=4, high=64),
+        Param("r", 2, "int", "rank of the low-rank A (>= 2 so that C2 has a k < r side; 2r <= d_lr)",
+              low=2, high=16),
+        Param("A_scale", 2.0, "float", "A entries have variance A_scale^2/d (full and low rank)",
+              low=0.1, high=3.0),
+        Param("u_scale", 1.0, "float", "u ~ N(0, u_scale^2 I/d)", low=0.1, high=10.0),
+        Param("s_amp", 1.0, "float", "amplitude s of the value queries [s e_j]", low=0.1, high=100.0),
+        Param("d_noise", 8, "int", "dimension of the noisy-oracle instance (C3, C4)", low=2, high=16),
+        Param("J_max", 200.0, "float", "C3-C4 instances are redrawn until max_ab ||J_ab||_1 <= J_max",
+              low=10.0, high=200.0),
+        Param("sigma", 1e-4, "float", "standard deviation of the i.i.d. oracle noise (C3); sigma J_max <= 0.02",
+              low=1e-7, high=1e-4),
+        Param("n_list", [1, 4, 16, 64, 256], "int_list", "repeats per query (C3)",
+              low=1, high=1024, min_len=3, max_len=8, increasing=True),
+        Param("R", 200, "int", "independent replicates of the noisy learner per n (C3)", low=50, high=1000),
+        Param("tau_list", [1e-7, 1e-6, 1e-5], "float_list", "adversarial tolerances, worst entry (C4a)",
+              low=1e-9, high=1e-4, min_len=2, max_len=6, increasing=True),
+        Param("tau_adv", 1e-6, "float", "tolerance of the random-sign adversaries (C4b)", low=1e-8, high=1e-5),
+        Param("n_adv", 50, "int", "random-sign adversaries (C4b)", low=1, high=500),
+        Param("d_mh", 8, "int", "dimension of the two-head model (C5)", low=2, high=32),
+        Param("w_norm", 3.0, "float", "norm of the value shift w between heads (C5)", low=0.5, high=10.0),
+        Param("n_mh", 10000, "int", "random sequences on which the two heads are compared (C5)",
+              low=100, high=100000),
+        Param("L_max", 8, "int", "longest random sequence (C5)", low=1, high=32),
+    ),
+    alternatives={
+        "A": {"seed": 1, "d_list": [3, 6, 12, 24], "d_lr": 24, "r": 3, "A_scale": 1.0, "sigma": 3e-5},
+        "B": {"seed": 2, "d_list": [5, 10, 20], "d_lr": 40, "r": 4, "A_scale": 2.5, "sigma": 1e-4, "R": 300},
+    },
+)

@@ -1,0 +1,340 @@
+"""The theory of chapter 'attention-query-learning': what the theorems predict, and the named wrong theories.
+
+Reference: S. Bhattamishra, K. Shah, M. Hahn, V. Kanade, *Provably Learning Attention with Queries*,
+arXiv:2601.16873 (ICML 2026).
+
+Pure functions of the instance (A, u) and the settings, no random numbers, no simulation:
+
+* what the learners return (Theorems 1-2: A itself) and how many queries they ask;
+* the sketch-size threshold k* = r and the Eckart-Young floor below it (Theorem 2);
+* the closed-form first-order Jacobian of Theorem 1's estimator (Theorem 3), the mean squared error under
+  i.i.d. noise, the RMS exponent, and the worst-case first-order coefficient ||J_ab||_1;
+* the floating-point error model of the exact learners, which propagates rounding through that Jacobian;
+* Proposition 4's equivalent two-head model and the distance between the two parameter sets.
+
+Each named wrong theory ``wrong_...`` has the signature of the function it replaces and is passed to a
+claim as ``theory=variant(theory, name=theory.wrong_...)`` (:func:`theorylib.core.theory.variant`).
+
+The design of Algorithm 1 (the offset v0 = c u / ||u||^2, c = 1 + max_j |u^T w_j|) is restated here from
+the algorithm, independently of the learner's code in :mod:`.model`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from theorylib.core.validation import check_int, check_positive, check_real
+
+EPS = float(np.finfo(np.float64).eps)
+FP_SAFETY = 100.0  # the constant of the floating-point error model (see fp_tolerance_entries)
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    """sigma(z) = 1 / (1 + e^{-z}), evaluated without overflow."""
+    z = np.asarray(z, dtype=float)
+    e = np.exp(-np.abs(z))
+    return np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _params(A: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    A, u = np.asarray(A, dtype=float), np.asarray(u, dtype=float)
+    if u.ndim != 1 or A.shape != (u.size, u.size):
+        raise ValueError(f"need A of shape (d, d) and u of shape (d,), got {A.shape} and {u.shape}")
+    return A, u
+
+
+def design_offset(u: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, float]:
+    """Algorithm 1's offset: (v0, c) with c = 1 + max_j |u^T w_j| over the rows of W and v0 = c u / ||u||^2."""
+    norm2 = float(u @ u)
+    if norm2 == 0:
+        raise ValueError("u = 0: the function is identically 0 and A is not identifiable")
+    c = 1.0 + float(np.max(np.abs(np.atleast_2d(W) @ u)))
+    return c * u / norm2, c
+
+
+# --------------------------------------------------------------------------------------------------
+# Theorems 1-2: what the learners return, and their query counts
+# --------------------------------------------------------------------------------------------------
+
+def recovered_matrix(A: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Theorems 1-2: the learner returns A itself."""
+    return np.asarray(A, dtype=float)
+
+
+def wrong_recovered_matrix_rank_one(A: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """WRONG (a strawman): 'softmax is shift invariant, so A is learnt only up to a rank-one term':
+    the learner would return A + (A v0) 1^T, i.e. D(e_a, v0 + e_b) without the base query."""
+    A, u = _params(A, u)
+    v0, _ = design_offset(u, np.eye(u.size))
+    return A + np.outer(A @ v0, np.ones(u.size))
+
+
+def query_count_full(d: int) -> int:
+    """Theorem 1's query count d + d (d + 1) = d^2 + 2d."""
+    d = check_int("d", d, low=1)
+    return d * d + 2 * d
+
+
+def wrong_query_count_full_free_value(d: int) -> int:
+    """WRONG: 'the value vector comes for free': d^2 + d."""
+    d = check_int("d", d, low=1)
+    return d * d + d
+
+
+def query_count_low_rank(d: int, k: int) -> int:
+    """Theorem 2's query count d + d (k + 1) + k (d - k + 1) (= r(2d - r) + 2d + r at k = r < d)."""
+    d = check_int("d", d, low=1)
+    k = check_int("k", k, low=1)
+    if k > d:
+        raise ValueError(f"k = {k} must be <= d = {d}")
+    return d + d * (k + 1) + (k * (d - k + 1) if k < d else 0)
+
+
+def wrong_query_count_low_rank_quadratic(d: int, k: int) -> int:
+    """WRONG: 'a low-rank head still needs Theta(d^2) queries': d^2 + 2d whatever the sketch size."""
+    return query_count_full(d)
+
+
+def dof_lower_bound(d: int, r: int) -> int:
+    """d + r (2d - r): the dimension of {u} x {rank-r d x d matrices}, a lower bound on the queries."""
+    d = check_int("d", d, low=1)
+    r = check_int("r", r, low=1)
+    if r > d:
+        raise ValueError(f"rank r = {r} must be <= d = {d}")
+    return d + r * (2 * d - r)
+
+
+def sketch_threshold(d: int, r: int) -> int:
+    """Theorem 2: the sketch is exact from k = r on and not below it."""
+    return check_int("r", r, low=1)
+
+
+def wrong_sketch_threshold_half(d: int, r: int) -> int:
+    """WRONG: 'r/2 sketches suffice'."""
+    return max(1, check_int("r", r, low=1) // 2)
+
+
+def wrong_sketch_threshold_full(d: int, r: int) -> int:
+    """WRONG: 'k = d sketches are needed'."""
+    return check_int("d", d, low=1)
+
+
+def eckart_young_floor(A: np.ndarray, k: int) -> float:
+    """||A - A_k||_F / ||A||_F, the smallest relative error of any rank-<=k matrix (Theorem 2(3))."""
+    S = np.linalg.svd(np.asarray(A, dtype=float), compute_uv=False)
+    return float(np.sqrt(np.sum(S[k:] ** 2)) / np.sqrt(np.sum(S**2)))
+
+
+# --------------------------------------------------------------------------------------------------
+# Theorem 3: first-order propagation of the answers' errors
+# --------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Jacobian:
+    """First-order response of M_ij = D(q_i, v0 + w_j) - D(q_i, v0) to the answers' errors.
+
+    M_hat_ij - M_ij = alpha_ij xi_ij - beta_i xi_i0 + gamma_ij . xi_u / s + O(|xi|^2), where xi_ij is the
+    error of query (i, j), xi_i0 that of row i's base query and xi_u the errors of the d value queries.
+    """
+
+    alpha: np.ndarray      # (k1, k2)
+    beta: np.ndarray       # (k1,)
+    gamma: np.ndarray      # (k1, k2, d)
+    p: np.ndarray          # (k1, k2): sigma(z), z = q_i^T A (v0 + w_j)
+    p0: np.ndarray         # (k1,):   sigma(z0), z0 = q_i^T A v0
+    z: np.ndarray          # (k1, k2): the design's logits
+    z0: np.ndarray         # (k1,)
+    margin: np.ndarray     # (k1, k2): min(u^T (v0 + w_j), u^T v0)
+    v0: np.ndarray
+    s: float
+
+    def l1(self) -> np.ndarray:
+        """||J_ij||_1 = |alpha_ij| + |beta_i| + ||gamma_ij||_1 / s, shape (k1, k2)."""
+        return np.abs(self.alpha) + np.abs(self.beta)[:, None] + np.abs(self.gamma).sum(-1) / self.s
+
+    def frobenius2(self) -> float:
+        """||J||_F^2 = sum_ij (alpha_ij^2 + beta_i^2 + ||gamma_ij||^2 / s^2)."""
+        k2 = self.alpha.shape[1]
+        return float(np.sum(self.alpha**2) + k2 * np.sum(self.beta**2) + np.sum(self.gamma**2) / self.s**2)
+
+
+def first_order_jacobian(A: np.ndarray, u: np.ndarray, Q: np.ndarray | None = None, W: np.ndarray | None = None,
+                         *, s: float = 1.0, logit_factor: bool = True) -> Jacobian:
+    """Theorem 3's closed-form Jacobian at the true (A, u) (defaults Q = W = I: the Theorem-1 estimator).
+
+    With w_j' = v0 + w_j, p_ij = sigma(q_i^T A w_j'), p_i0 = sigma(q_i^T A v0):
+    alpha_ij = 1 / (u^T w_j' p_ij (1 - p_ij)), beta_i = 1 / (u^T v0 p_i0 (1 - p_i0)),
+    gamma_ij = (beta_i - alpha_ij) q_i - alpha_ij p_ij w_j' + beta_i p_i0 v0.
+    ``logit_factor=False`` drops the 1/(p(1-p)) factors: the *wrong* "logit-free" propagation.
+    """
+    A, u = _params(A, u)
+    s = check_positive("amplitude s", s)
+    d = u.size
+    Q = np.eye(d) if Q is None else np.atleast_2d(np.asarray(Q, dtype=float))
+    W = np.eye(d) if W is None else np.atleast_2d(np.asarray(W, dtype=float))
+    v0, _ = design_offset(u, W)
+    Wp = v0 + W                                                    # (k2, d)
+    z, z0 = Q @ A @ Wp.T, Q @ A @ v0
+    p, p0 = _sigmoid(z), _sigmoid(z0)
+    m, m0 = Wp @ u, float(v0 @ u)
+    g, g0 = (p * (1 - p), p0 * (1 - p0)) if logit_factor else (np.ones_like(p), np.ones_like(p0))
+    alpha = 1.0 / (m[None, :] * g)
+    beta = 1.0 / (m0 * g0)
+    gamma = ((beta[:, None] - alpha)[..., None] * Q[:, None, :] - (alpha * p)[..., None] * Wp[None, :, :]
+             + (beta * p0)[:, None, None] * v0[None, None, :])
+    margin = np.broadcast_to(np.minimum(m, m0)[None, :], alpha.shape)
+    return Jacobian(alpha, beta, gamma, p, p0, z, z0, np.array(margin), v0, float(s))
+
+
+def design_logits(A: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """All logits q^T A w of Theorem 1's design (w = v0 and v0 + e_b)."""
+    J = first_order_jacobian(A, u)
+    return np.concatenate([J.z.ravel(), J.z0])
+
+
+def predicted_mse(A: np.ndarray, u: np.ndarray, sigma: float, n: int | np.ndarray, *, s: float = 1.0
+                  ) -> np.ndarray:
+    """E||A_hat - A||_F^2 = (sigma^2 / n) ||J||_F^2 to first order (Theorem 3(2))."""
+    return _mse(A, u, sigma, n, s=s, logit_factor=True)
+
+
+def wrong_predicted_mse_logit_free(A: np.ndarray, u: np.ndarray, sigma: float, n: int | np.ndarray, *,
+                                   s: float = 1.0) -> np.ndarray:
+    """WRONG: propagation without the logit's 1/(p(1-p)) factor (under-predicts the RMS by >= 4x)."""
+    return _mse(A, u, sigma, n, s=s, logit_factor=False)
+
+
+def _mse(A, u, sigma, n, *, s, logit_factor):
+    sigma = check_real("noise level sigma", sigma, low=0.0)
+    n = np.asarray(n, dtype=float)
+    if np.any(n < 1):
+        raise ValueError("the number of repeats n must be >= 1")
+    return sigma**2 / n * first_order_jacobian(A, u, s=s, logit_factor=logit_factor).frobenius2()
+
+
+def noisy_query_count(d: int, n_list: list[int] | tuple[int, ...], R: int) -> int:
+    """R independent learners per n, each query asked n times: R (d^2 + 2d) sum(n) oracle calls."""
+    return check_int("R", R, low=1) * query_count_full(d) * sum(int(n) for n in n_list)
+
+
+def wrong_noisy_query_count_lazy(d: int, n_list: list[int] | tuple[int, ...], R: int) -> int:
+    """WRONG: the 'lazy' oracle asks each query once and scales the noise by 1/sqrt(n): R (d^2 + 2d) per n."""
+    return check_int("R", R, low=1) * query_count_full(d) * len(n_list)
+
+
+def rms_exponent() -> float:
+    """Theorem 3(2): the RMS error decays as n^{-1/2}."""
+    return -0.5
+
+
+def wrong_rms_exponent_bias() -> float:
+    """WRONG: a bias-like decay n^{-1}."""
+    return -1.0
+
+
+def worst_coefficient(J: Jacobian, a: int, b: int) -> float:
+    """Theorem 3(1): the worst-case first-order coefficient of entry (a, b) is ||J_ab||_1."""
+    return float(J.l1()[a, b])
+
+
+def wrong_worst_coefficient_margin_only(J: Jacobian, a: int, b: int) -> float:
+    """WRONG: 'the error is at most tau / gamma' (margin only, no logit amplification)."""
+    return float(1.0 / J.margin[a, b])
+
+
+def first_order_bound(J: Jacobian) -> np.ndarray:
+    """Theorem 3(1)'s first-order bound per unit tau: ||J_ab||_1 for every entry."""
+    return J.l1()
+
+
+def wrong_first_order_bound_margin_only(J: Jacobian) -> np.ndarray:
+    """WRONG: 1 / gamma_ab per unit tau (margin only)."""
+    return 1.0 / J.margin
+
+
+# --------------------------------------------------------------------------------------------------
+# The floating-point error model of the exact learners (through Theorem 3's Jacobian)
+# --------------------------------------------------------------------------------------------------
+
+def fp_tolerance_entries(J: Jacobian, f_max: float, d_max: float) -> float:
+    """Floating-point error model of a measured entry M_ij: 100 eps (max_ij ||J_ij||_1 max(1, f_max) + d_max).
+
+    Each answer carries a rounding error of a few eps max(1, |f|); Theorem 3's first-order map carries an
+    answer error xi to at most ||J_ij||_1 |xi|; the logit and the difference D1 - D0 add a few eps |D|.
+    The factor 100 covers the small constants of each step.
+    """
+    return FP_SAFETY * EPS * (float(np.max(J.l1())) * max(1.0, f_max) + max(1.0, d_max))
+
+
+def _design_scale(u: np.ndarray, rows: np.ndarray, dirs: np.ndarray, J: Jacobian) -> tuple[float, float]:
+    """(max |f|, max |D|) over a probe design (query tokens ``rows``, directions ``dirs``), from Lemma 1."""
+    Wp = J.v0 + dirs
+    f = np.concatenate([((rows @ u)[:, None] + J.p * (Wp @ u)[None, :]).ravel(), rows @ u + J.p0 * float(J.v0 @ u)])
+    D = np.abs(np.concatenate([J.z.ravel(), J.z0]))
+    return float(np.max(np.abs(f))), float(np.max(D))
+
+
+def fp_tolerance_full(A: np.ndarray, u: np.ndarray, s: float = 1.0) -> float:
+    """Floating-point tolerance of Theorem 1's max_ab |A_hat_ab - A_ab| (see :func:`fp_tolerance_entries`)."""
+    A, u = _params(A, u)
+    J = first_order_jacobian(A, u, s=s)
+    eye = np.eye(u.size)
+    return fp_tolerance_entries(J, *_design_scale(u, eye, eye, J))
+
+
+def sketch_entry_tolerance(A: np.ndarray, u: np.ndarray, K: np.ndarray, Q: np.ndarray) -> float:
+    """:func:`fp_tolerance_entries` for the sketch's measurements (Y1 and Y2, margin over all of K)."""
+    A, u = _params(A, u)
+    tols = []
+    for rows in (np.eye(u.size), Q.T):
+        J = first_order_jacobian(A, u, rows, K.T, s=1.0)
+        tols.append(fp_tolerance_entries(J, *_design_scale(u, rows, K.T, J)))
+    return max(tols)
+
+
+def sketch_tolerance(A: np.ndarray, u: np.ndarray, K: np.ndarray, Q: np.ndarray, kappa: float) -> float:
+    """Max-entry tolerance of the sketch: entry tolerance x (1 + kappa)^2 max(1, ||A||_max).
+
+    kappa = s_1 / s_rank of Q^T Y1, the condition number the pseudo-inverse actually inverts.
+    """
+    return sketch_entry_tolerance(A, u, K, Q) * (1 + kappa) ** 2 * max(1.0, float(np.max(np.abs(A))))
+
+
+def sketch_rel_tolerance(A: np.ndarray, u: np.ndarray, K: np.ndarray, Q: np.ndarray, kappa: float) -> float:
+    """Frobenius relative tolerance: d * (max-entry tolerance) / ||A||_F (the entry bound summed over d^2 entries)."""
+    return np.asarray(u).size * sketch_tolerance(A, u, K, Q, kappa) / float(np.linalg.norm(A))
+
+
+# --------------------------------------------------------------------------------------------------
+# Proposition 4: multi-head attention is not identifiable
+# --------------------------------------------------------------------------------------------------
+
+Heads = tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]
+
+
+def equivalent_multihead(A: np.ndarray, u1: np.ndarray, u2: np.ndarray, w: np.ndarray) -> Heads:
+    """Proposition 4: heads (A, u1 + w), (A, u2 - w) define the same function as (A, u1), (A, u2)."""
+    A, u1 = _params(A, u1)
+    u2, w = np.asarray(u2, dtype=float), np.asarray(w, dtype=float)
+    if u2.shape != u1.shape or w.shape != u1.shape:
+        raise ValueError("u1, u2 and w must have the same shape (d,)")
+    return (A, A), (u1 + w, u2 - w)
+
+
+def wrong_equivalent_multihead_shift_both(A: np.ndarray, u1: np.ndarray, u2: np.ndarray, w: np.ndarray
+                                          ) -> Heads:
+    """WRONG equivalence: shift both heads' values by +w (changes f by 2 w^T sum_i s_i x_i)."""
+    return (A, A), (u1 + w, u2 + w)
+
+
+def head_distance(w: np.ndarray) -> float:
+    """Proposition 4(3): for w _|_ u1 - u2 the distance modulo head permutation is sqrt(2) ||w||."""
+    return math.sqrt(2) * float(np.linalg.norm(w))
+
+
+def wrong_head_distance_identifiable(w: np.ndarray) -> float:
+    """WRONG: 'multi-head attention is identifiable up to head permutation': same function, distance 0."""
+    return 0.0

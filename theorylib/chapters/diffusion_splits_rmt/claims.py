@@ -1,0 +1,205 @@
+"""The claims of chapter 'diffusion-splits-rmt': one function per claim, one shape for all.
+
+``claim_x(name, measured data..., settings..., *, theory=theory) -> Claim``: the name first, then the
+measured data (the simulated sizes :class:`~.model.SplitRun` or the rate sweep :class:`~.model.RateData`),
+then the settings, then the wrong-theory hook ``theory=``, from which every prediction is read. The
+intermediate values the notebook shows come back as ``claim.details``; for the Richardson claims they are
+``r_p, cov_p, r_2p, cov_2p`` (sizes P and 2P), ``r_inf, cov_inf`` (the limit) and ``se_inf``.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from theorylib.core.claims import Claim, check_chi2, check_zscore
+from theorylib.core.rates import fit_loglog, ols_slope
+from theorylib.core.validation import check_int
+
+from . import theory as _theory
+from .model import RateData, SplitRun
+from .model_stats import (
+    bin_mean,
+    bin_sum,
+    jackknife,
+    pair_features,
+    pair_moments,
+    richardson,
+    unbiased_var,
+    var_features,
+    whiten,
+)
+
+Theory = ModuleType | SimpleNamespace
+
+
+def _extrapolated(rP: np.ndarray, cP: np.ndarray, r2: np.ndarray, c2: np.ndarray) -> dict[str, Any]:
+    """Per-size values, their covariances and the Richardson limit, as claim details."""
+    ri, ci = richardson(rP, cP, r2, c2)
+    return {"r_p": rP, "cov_p": cP, "r_2p": r2, "cov_2p": c2, "r_inf": ri, "cov_inf": ci,
+            "se_inf": np.sqrt(np.diag(ci))}
+
+
+# --------------------------------------------------------------------------------------------------
+# C1: the renormalised noise
+
+
+def kappa_bin_stat(run: SplitRun, j: int, nbins: int = 5, *, theory: Theory = _theory) -> tuple[np.ndarray, np.ndarray]:
+    """r_b = mean_{i in bin b}(kappa_hat_i / kappa) - 1, kappa_hat_i = s_i m_i/(1-m_i), m = dataset mean of
+    diag sigma^2 R(sigma^2) (noise level index j); delete-one jackknife over datasets. (r (nbins,), cov)."""
+    s, t = run.s, run.sigma2_list[j]
+    kap = np.asarray(theory.kappa(t, s, run.n), dtype=float)
+
+    def stat(m: np.ndarray, _c: int) -> np.ndarray:
+        return bin_mean(s * m / (1 - m) / kap, nbins) - 1.0
+
+    return jackknife(run.shrink[:, j, :], stat)
+
+
+def claim_kappa(name: str, run_P: SplitRun, run_2P: SplitRun, j: int, nbins: int = 5, *,
+                theory: Theory = _theory) -> Claim:
+    """C1: Richardson-extrapolated bin statistics jointly consistent with 0 (whitened chi2_nbins)."""
+    ex = _extrapolated(*kappa_bin_stat(run_P, j, nbins, theory=theory),
+                       *kappa_bin_stat(run_2P, j, nbins, theory=theory))
+    why = (f"kappa_hat/kappa - 1 in {nbins} spectral bins, Richardson n->2n, delete-one jackknife "
+           "covariance; joint chi2 at alpha = 1e-3 (kappa right AND the same for every mode)")
+    return check_chi2(name, whiten(ex["r_inf"], ex["cov_inf"]), why).with_details(**ex)
+
+
+# --------------------------------------------------------------------------------------------------
+# C2: the fluctuation formula
+
+
+def variance_ratio(run: SplitRun, k: int, nbins: int | None = None, *,
+                   theory: Theory = _theory) -> tuple[np.ndarray, np.ndarray]:
+    """Measured/predicted - 1 for the total variance V(y) = sum_i Var_data D_hat_i(y) of input k (nbins None),
+    or per spectral bin. Delete-one jackknife over datasets. Returns (r, cov)."""
+    s, y = run.s, run.inputs[k]
+    kap = float(theory.kappa(run.sigma2_fluct, s, run.n))
+    pred = np.asarray(theory.predicted_cov_diag(s, kap, y, run.n), dtype=float)
+
+    def stat(means: np.ndarray, count: int) -> np.ndarray:
+        v = unbiased_var(means, count)
+        if nbins is None:
+            return (v.sum(axis=-1) / pred.sum() - 1.0)[..., None]
+        return bin_sum(v, nbins) / bin_sum(pred, nbins) - 1.0
+
+    return jackknife(var_features(run.denoised[:, k, :]), stat)
+
+
+def claim_variance(name: str, run_P: SplitRun, run_2P: SplitRun, k: int, *, theory: Theory = _theory) -> Claim:
+    """C2 (per input): Richardson ratio V_measured/V_formula within 3.29 SE_inf of 1."""
+    ex = _extrapolated(*variance_ratio(run_P, k, theory=theory), *variance_ratio(run_2P, k, theory=theory))
+    why = ("total cross-dataset variance / c(y) tr Sigma(Sigma+kappa)^-2, Richardson n->2n; "
+           "SE_inf from delete-one jackknifes at P and 2P (4th moments), 3.29 SE_inf")
+    return check_zscore(name, float(1 + ex["r_inf"][0]), 1.0, float(ex["se_inf"][0]), why).with_details(**ex)
+
+
+def claim_profile(name: str, run_P: SplitRun, run_2P: SplitRun, k: int, nbins: int = 5, *,
+                  theory: Theory = _theory) -> Claim:
+    """C2 profile: per-bin variance ratios (Richardson) jointly consistent with 1 (whitened chi2)."""
+    ex = _extrapolated(*variance_ratio(run_P, k, nbins, theory=theory),
+                       *variance_ratio(run_2P, k, nbins, theory=theory))
+    why = (f"per-bin variance / c(y) sum_bin s/(s+kappa)^2 in {nbins} bins, Richardson n->2n; "
+           "whitened by the jackknife covariance; chi2 at alpha = 1e-3")
+    return check_chi2(name, whiten(ex["r_inf"], ex["cov_inf"]), why).with_details(**ex)
+
+
+def pair_minus_variance(run: SplitRun, *, theory: Theory = _theory) -> tuple[np.ndarray, np.ndarray]:
+    """Delta_k = mean over disjoint pairs of |D1(y_k) - D2(y_k)|^2 - theory.split_pair_disagreement(V_hat(y_k)).
+
+    Datasets (2j, 2j+1) form pair j; V_hat uses all datasets (unbiased). The covariance of Delta is the
+    delete-one-pair jackknife (both estimates share datasets, so it is estimated jointly)."""
+    k, d = run.denoised.shape[1], run.denoised.shape[2]
+
+    def stat(m: np.ndarray, count: int) -> np.ndarray:
+        pair, v = pair_moments(m, count, k, d)
+        out = pair - theory.split_pair_disagreement(v)
+        return out if out.shape[0] > 1 else out[0]
+
+    return jackknife(pair_features(run), stat)
+
+
+def claim_pairs(name: str, run: SplitRun, *, theory: Theory = _theory) -> Claim:
+    """C2 pairs: E|D1 - D2|^2 = 2 V for disjoint splits, jointly over the inputs (whitened chi2_k).
+
+    Details: ``delta`` (pair mean minus the predicted disagreement, per input) and its covariance ``cov``."""
+    delta, cov = pair_minus_variance(run, theory=theory)
+    why = ("mean split-pair disagreement minus 2 V_hat for every input; covariance by a delete-one-pair "
+           "jackknife (shared datasets); whitened chi2 at alpha = 1e-3")
+    return check_chi2(name, whiten(delta, cov), why).with_details(delta=delta, cov=cov)
+
+
+# --------------------------------------------------------------------------------------------------
+# C3: the rate at fixed d
+
+
+def claim_rate(name: str, rate: RateData, fit_from: int, rng: np.random.Generator, n_boot: int = 2000, *,
+               theory: Theory = _theory) -> Claim:
+    """C3: the fitted log-log slope of the mean pair disagreement on n, over the window n >= ``fit_from``,
+    within 3.29 SE_boot (bootstrap over pairs, drawn from ``rng``) of the OLS slope of the formula
+    ``theory.predicted_disagreement`` on the same window.
+
+    The window is a setting (the chapter's parameter), never computed from the formula. Details: ``fit`` (the
+    :class:`~theorylib.core.rates.LogLogFit`), ``window`` (boolean mask over ``rate.ns``), ``formula_slope`` and
+    ``formula`` (the predicted disagreement at every n of the sweep, window or not)."""
+    fit_from = check_int("fit_from", fit_from)
+    ns = np.asarray(rate.ns, dtype=int)
+    win = ns >= fit_from
+    if win.sum() < 3:
+        raise ValueError(f"rate_fit_from = {fit_from} leaves fewer than 3 sizes in the fit window")
+    formula = np.array([theory.predicted_disagreement(rate.s, theory.kappa(rate.sigma2, rate.s, int(n)), rate.y,
+                                                      int(n)) for n in ns], dtype=float)
+    beta, _ = ols_slope(np.log(ns[win].astype(float)), np.log(formula[win]))
+    fit = fit_loglog(ns[win].astype(float), replicates=rate.disagreements[:, win], paired=False, n_boot=n_boot,
+                     rng=rng)
+    why = ("OLS slope of log E|D1-D2|^2 on log n (window where the O(1/n) bias is negligible), "
+           "bootstrap SE over pairs, 3.29 SE_boot")
+    claim = check_zscore(name, fit.slope, float(beta), fit.slope_se, why)
+    return claim.with_details(fit=fit, window=win, formula_slope=float(beta), formula=formula)
+
+
+# --------------------------------------------------------------------------------------------------
+# C4: fractional powers
+
+
+FRACTIONAL = ("smap", "ssqrt")
+
+
+def fractional_prediction(run: SplitRun, which: str, *, theory: Theory = _theory) -> np.ndarray:
+    """diag E[M_hat] (``"smap"``, ``theory.sampling_map_detequiv``) or diag E[Sigma_hat^1/2] (``"ssqrt"``,
+    ``theory.sqrt_detequiv``) at the size of ``run``."""
+    if which == "smap":
+        return np.asarray(theory.sampling_map_detequiv(run.s, run.n, run.a, run.b), dtype=float)
+    if which == "ssqrt":
+        return np.asarray(theory.sqrt_detequiv(run.s, run.n), dtype=float)
+    raise ValueError(f"which must be one of {FRACTIONAL}, got {which!r}")
+
+
+def fractional_stat(run: SplitRun, which: str, pred: np.ndarray, nbins: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """Per-bin relative error mean(measured)/pred - 1 of diag E[M_hat] (``"smap"``) or diag E[Sigma_hat^1/2]."""
+    if which not in FRACTIONAL:
+        raise ValueError(f"which must be one of {FRACTIONAL}, got {which!r}")
+    X = getattr(run, which)
+    pred = np.asarray(pred, dtype=float)
+
+    def stat(m: np.ndarray, _c: int) -> np.ndarray:
+        return bin_sum(m, nbins) / bin_sum(pred, nbins) - 1.0
+
+    return jackknife(X, stat)
+
+
+def claim_fractional(name: str, run_P: SplitRun, run_2P: SplitRun, which: str, nbins: int = 5, *,
+                     theory: Theory = _theory) -> Claim:
+    """C4: per-bin Richardson relative errors of a fractional matrix power jointly consistent with 0.
+
+    Details: the Richardson values (see the module docstring) and the predictions ``pred_p``, ``pred_2p``."""
+    pred_p = fractional_prediction(run_P, which, theory=theory)
+    pred_2p = fractional_prediction(run_2P, which, theory=theory)
+    ex = _extrapolated(*fractional_stat(run_P, which, pred_p, nbins), *fractional_stat(run_2P, which, pred_2p, nbins))
+    why = (f"per-bin relative error of the deterministic equivalent in {nbins} bins, Richardson n->2n, "
+           "whitened by the jackknife covariance; chi2 at alpha = 1e-3")
+    return check_chi2(name, whiten(ex["r_inf"], ex["cov_inf"]), why).with_details(**ex, pred_p=pred_p,
+                                                                                 pred_2p=pred_2p)

@@ -1,0 +1,314 @@
+"""The model of chapter 'diffusion-splits-rmt': spectra, Gaussian datasets (disjoint splits), the learned
+linear denoiser and every simulated feature the claims measure.
+
+Everything works in the eigenbasis of Sigma = diag(s): one batched ``eigh`` of Sigma_hat = X^T X / n per
+dataset serves every noise level, input and matrix function. Never imports ``theory``: a mutation of the
+theory cannot move a measurement. Random functions take an explicit ``rng``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from theorylib.core.validation import check_array, check_int, check_positive, check_positive_int, check_real
+
+ArrayLike = np.ndarray | Sequence[float] | float
+
+INPUT_NAMES = ("random", "top", "mid", "flat")
+
+
+def _spectrum(s: ArrayLike) -> np.ndarray:
+    """The population spectrum as a 1-D array, finite and > 0 (Sigma positive definite)."""
+    s = check_array("s", s, ndim=1)
+    if s.size == 0 or np.any(s <= 0):
+        raise ValueError("the spectrum s must be non-empty and > 0 (Sigma positive definite)")
+    return s
+
+
+# --------------------------------------------------------------------------------------------------
+# spectra
+
+
+def logunif_spectrum(d: int, s_max: float = 4.0, s_decay: float = 5.0) -> np.ndarray:
+    """s_i = s_max exp(-s_decay u_i), u_i = (i - 1/2)/d: log-uniform over [s_max e^{-s_decay}, s_max]."""
+    d = check_positive_int("d", d)
+    s_max, s_decay = check_positive("s_max", s_max), check_real("s_decay", s_decay, low=0.0)
+    u = (np.arange(1, d + 1) - 0.5) / d
+    return s_max * np.exp(-s_decay * u)
+
+
+def twolevel_spectrum(d: int, s_hi: float = 4.0, s_lo: float = 0.05) -> np.ndarray:
+    """The first half of the modes at s_hi, the second half at s_lo (d even)."""
+    d = check_int("d", d, low=2)
+    if d % 2:
+        raise ValueError(f"a two-level spectrum needs an even d, got {d}")
+    return np.where(np.arange(d) < d // 2, float(s_hi), float(s_lo))
+
+
+def make_spectrum(kind: str, d: int, s_max: float = 4.0, s_decay: float = 5.0) -> np.ndarray:
+    """``"logunif"`` (see :func:`logunif_spectrum`) or ``"twolevel"`` (s in {s_max, 0.05})."""
+    if kind == "logunif":
+        return logunif_spectrum(d, s_max, s_decay)
+    if kind == "twolevel":
+        return twolevel_spectrum(d, s_max, 0.05)
+    raise ValueError(f"unknown spectrum kind {kind!r}; use 'logunif' or 'twolevel'")
+
+
+# --------------------------------------------------------------------------------------------------
+# datasets and matrix functions: one eigh per dataset
+
+
+def sample_eigh(s: ArrayLike, n: int, reps: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``reps`` datasets X (n x d, rows iid N(0, diag s)); eigen-decompositions of Sigma_hat = X^T X / n.
+
+    Returns (evals (reps, d), evecs (reps, d, d)); columns of evecs are eigenvectors. Eigenvalues are
+    clipped at 0 (rank-deficient Sigma_hat when d > n).
+    """
+    s = _spectrum(s)
+    n = check_positive_int("n", n)
+    reps = check_positive_int("reps", reps)
+    X = rng.standard_normal((reps, n, s.size)) * np.sqrt(s)
+    S = np.matmul(X.transpose(0, 2, 1), X) / n
+    evals, evecs = np.linalg.eigh(S)
+    return np.maximum(evals, 0.0), evecs
+
+
+def matrix_function_diag(evals: np.ndarray, evecs: np.ndarray, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """diag(V fn(Lambda) V^T) for each dataset, shape (reps, d): sum_k V_ik^2 fn(lambda_k)."""
+    if evecs.ndim != 3 or evals.shape != evecs.shape[:2]:
+        raise ValueError(f"evals (reps, d) and evecs (reps, d, d) mismatch: {evals.shape}, {evecs.shape}")
+    return np.matmul(evecs**2, fn(evals)[..., None])[..., 0]
+
+
+def apply_matrix_function(evals: np.ndarray, evecs: np.ndarray, fn: Callable[[np.ndarray], np.ndarray],
+                          Y: np.ndarray) -> np.ndarray:
+    """V fn(Lambda) V^T y for every input row y of Y (k, d) and every dataset: shape (reps, k, d).
+
+    Computes V^T y first, then V (fn(Lambda) * .): O(reps k d^2), never a 4-operand contraction.
+    """
+    Y = np.atleast_2d(np.asarray(Y, dtype=float))
+    if Y.shape[1] != evecs.shape[1]:
+        raise ValueError(f"inputs must have d = {evecs.shape[1]} columns, got {Y.shape}")
+    Z = np.matmul(Y[None], evecs)  # (reps, k, d): z_rki = sum_j y_kj V_rji
+    Z *= fn(evals)[:, None, :]
+    return np.matmul(Z, evecs.transpose(0, 2, 1))
+
+
+def denoiser_outputs(evals: np.ndarray, evecs: np.ndarray, Y: np.ndarray, sigma2: float) -> np.ndarray:
+    """D_hat(y) = Sigma_hat (Sigma_hat + sigma^2)^{-1} y for each dataset and input: (reps, k, d)."""
+    sigma2 = check_positive("sigma2", sigma2)
+    return apply_matrix_function(evals, evecs, lambda lam: lam / (lam + sigma2), Y)
+
+
+# --------------------------------------------------------------------------------------------------
+# the two sizes P and 2P (claims C1, C2, C4)
+
+
+@dataclass(frozen=True)
+class SplitRun:
+    """Per-dataset features of one simulated size (n, d, reps) at spectrum s.
+
+    shrink (reps, L, d): diag sigma^2 R(sigma^2) for each noise level of ``sigma2_list``;
+    denoised (reps, k, d): D_hat(y) at ``sigma2_fluct`` for each input row;
+    smap (reps, d): diag M_hat; ssqrt (reps, d): diag Sigma_hat^{1/2}.
+    """
+
+    s: np.ndarray
+    n: int
+    sigma2_list: tuple[float, ...]
+    sigma2_fluct: float
+    inputs: np.ndarray
+    a: float
+    b: float
+    shrink: np.ndarray
+    denoised: np.ndarray
+    smap: np.ndarray
+    ssqrt: np.ndarray
+
+
+def _check_ab(a: float, b: float) -> None:
+    if not (np.isfinite(a) and np.isfinite(b) and 0 < a < b):
+        raise ValueError(f"need 0 < a < b (a = sigma_min^2, b = sigma_max^2), got a = {a!r}, b = {b!r}")
+
+
+def simulate_splits(s: ArrayLike, n: int, reps: int, rng: np.random.Generator, *, sigma2_list: Sequence[float],
+                    sigma2_fluct: float, inputs: np.ndarray, a: float, b: float, chunk: int = 100) -> SplitRun:
+    """Simulate ``reps`` independent datasets (disjoint splits) and extract every feature the claims use.
+
+    Datasets are processed ``chunk`` at a time (memory); one eigh per dataset.
+    """
+    s = _spectrum(s)
+    reps = check_int("reps", reps, low=4)
+    _check_ab(a, b)
+    inputs = np.atleast_2d(np.asarray(inputs, dtype=float))
+    sig = tuple(float(v) for v in sigma2_list)
+    if any(v <= 0 for v in sig) or sigma2_fluct <= 0:
+        raise ValueError("noise levels must be > 0")
+    shrink, den, smap, ssqrt = [], [], [], []
+    done = 0
+    while done < reps:
+        c = min(chunk, reps - done)
+        ev, V = sample_eigh(s, n, c, rng)
+        shrink.append(np.stack([matrix_function_diag(ev, V, lambda x, t=t: t / (x + t)) for t in sig], axis=1))
+        den.append(denoiser_outputs(ev, V, inputs, sigma2_fluct))
+        smap.append(matrix_function_diag(ev, V, lambda x: np.sqrt((x + a) / (x + b))))
+        ssqrt.append(matrix_function_diag(ev, V, np.sqrt))
+        done += c
+    return SplitRun(s, n, sig, float(sigma2_fluct), inputs, float(a), float(b), np.concatenate(shrink),
+                    np.concatenate(den), np.concatenate(smap), np.concatenate(ssqrt))
+
+
+def sizes(d: int, gamma: float, reps: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(n, d, reps) at sizes P and 2P; n = d/gamma must be an integer and d a multiple of 10."""
+    d, reps = check_positive_int("d", d), check_int("reps", reps, low=8)
+    gamma = check_positive("gamma", gamma)
+    if d % 10:
+        raise ValueError(f"d = {d} must be a multiple of 10 (5 spectral bins at P and 2P)")
+    n = d / gamma
+    if abs(n - round(n)) > 1e-9 or round(n) < 2:
+        raise ValueError(f"n = d/gamma = {n!r} must be an integer >= 2")
+    n = int(round(n))
+    return (n, d, reps), (2 * n, 2 * d, reps // 2)
+
+
+def fluct_inputs(s: ArrayLike, sigma2: float, rng: np.random.Generator) -> np.ndarray:
+    """The four inputs of C2, rows: random ~ N(0, Sigma + sigma^2), 3 sqrt(s_1+sigma^2) e_1 (top mode),
+    3 sqrt(s_m+sigma^2) e_m with m = d/3 (mid mode), 3 (1,...,1)/sqrt(d) (flat)."""
+    s = _spectrum(s)
+    d = s.size
+    Y = np.zeros((4, d))
+    Y[0] = rng.standard_normal(d) * np.sqrt(s + sigma2)
+    Y[1, 0] = 3 * np.sqrt(s[0] + sigma2)
+    m = d // 3
+    Y[2, m] = 3 * np.sqrt(s[m] + sigma2)
+    Y[3] = 3 / np.sqrt(d)
+    return Y
+
+
+@dataclass(frozen=True)
+class SplitDesign:
+    """The settings of the two simulated sizes (the chapter's parameters of the same names)."""
+
+    d: int
+    gamma: float
+    reps: int
+    sigma2_list: tuple[float, ...]
+    sigma2_fluct: float
+    spectrum: str
+    s_max: float
+    s_decay: float
+    sigma_min: float
+    sigma_max: float
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> SplitDesign:
+        """The design read from the chapter's validated parameters (or any mapping with these names)."""
+        values = {f.name: params[f.name] for f in fields(cls)}
+        values["sigma2_list"] = tuple(float(v) for v in values["sigma2_list"])
+        return cls(**values)
+
+    @property
+    def a(self) -> float:
+        return float(self.sigma_min) ** 2
+
+    @property
+    def b(self) -> float:
+        return float(self.sigma_max) ** 2
+
+    def sizes(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """(n, d, reps) at P and at 2P, see :func:`sizes`."""
+        return sizes(self.d, self.gamma, self.reps)
+
+
+def run_sizes(design: SplitDesign, *, rngs: Sequence[np.random.Generator],
+              input_rngs: Sequence[np.random.Generator]) -> tuple[SplitRun, SplitRun]:
+    """The chapter's two simulated sizes P and 2P.
+
+    ``rngs`` (two Generators, P then 2P) draw the datasets, ``input_rngs`` (two more) the random input
+    of C2; the four streams are independent (the notebook passes ``rng_for(seed, "datasets", "P")``,
+    ``rng_for(seed, "datasets", "2P")``, ``rng_for(seed, "C2-input", "P")``, ``rng_for(seed, "C2-input", "2P")``).
+    """
+    if len(rngs) != 2 or len(input_rngs) != 2:
+        raise ValueError("run_sizes needs two dataset streams and two input streams (sizes P and 2P)")
+    out = []
+    for (n_, d_, r_), rng, input_rng in zip(design.sizes(), rngs, input_rngs, strict=True):
+        s_ = make_spectrum(design.spectrum, d_, design.s_max, design.s_decay)
+        Y_ = fluct_inputs(s_, design.sigma2_fluct, input_rng)
+        out.append(simulate_splits(s_, n_, r_, rng, sigma2_list=design.sigma2_list,
+                                   sigma2_fluct=design.sigma2_fluct, inputs=Y_, a=design.a, b=design.b))
+    return out[0], out[1]
+
+
+# --------------------------------------------------------------------------------------------------
+# C3: the pair disagreement at fixed d, for a sweep of n
+
+
+def pair_disagreements(s: ArrayLike, n: int, pairs: int, y: np.ndarray, sigma2: float,
+                       rng: np.random.Generator, chunk: int = 100) -> np.ndarray:
+    """|D1(y) - D2(y)|^2 for ``pairs`` independent pairs of disjoint splits of size n: shape (pairs,)."""
+    s = _spectrum(s)
+    pairs = check_positive_int("pairs", pairs)
+    out = []
+    done = 0
+    while done < pairs:
+        c = min(chunk, pairs - done)
+        ev, V = sample_eigh(s, n, 2 * c, rng)
+        D = denoiser_outputs(ev, V, y, sigma2)[:, 0, :]
+        out.append(np.sum((D[0::2] - D[1::2]) ** 2, axis=-1))
+        done += c
+    return np.concatenate(out)
+
+
+@dataclass(frozen=True)
+class RateData:
+    """The C3 sweep at fixed d: spectrum s, input y, sizes ns and disagreements (pairs, len(ns))."""
+
+    s: np.ndarray
+    y: np.ndarray
+    ns: np.ndarray
+    sigma2: float
+    disagreements: np.ndarray
+
+
+def rate_experiment(*, d: int, ns: Sequence[int], pairs: int, sigma2: float, spectrum: str, s_max: float,
+                    s_decay: float, input_rng: np.random.Generator,
+                    rngs: Sequence[np.random.Generator]) -> RateData:
+    """C3 data at fixed d: the random input of :func:`fluct_inputs` (drawn from ``input_rng``) and, for each
+    n of ``ns``, ``pairs`` disagreements of independent split pairs drawn from its own stream ``rngs[i]``
+    (the notebook passes ``rng_for(seed, "C3", str(n))``, so a size's numbers do not depend on the others)."""
+    ns = np.asarray([check_positive_int("n", int(v)) for v in ns], dtype=int)
+    if len(rngs) != ns.size:
+        raise ValueError(f"give one random stream per size: {ns.size} sizes, {len(rngs)} streams")
+    s = make_spectrum(spectrum, d, s_max, s_decay)
+    y = fluct_inputs(s, sigma2, input_rng)[0]
+    dis = np.stack([pair_disagreements(s, int(n), pairs, y, sigma2, rng) for n, rng in zip(ns, rngs, strict=True)],
+                   axis=1)
+    return RateData(s, y, ns, float(sigma2), dis)
+
+
+# --------------------------------------------------------------------------------------------------
+# the estimated-mean remark
+
+
+def helmert_rows(n: int) -> np.ndarray:
+    """(n-1) x n matrix with orthonormal rows orthogonal to (1,...,1) (Helmert): H^T H = I - 11^T/n."""
+    n = check_int("n", n, low=2)
+    H = np.zeros((n - 1, n))
+    for k in range(1, n):
+        H[k - 1, :k] = 1.0
+        H[k - 1, k] = -k
+        H[k - 1] /= np.sqrt(k * (k + 1))
+    return H
+
+
+def centered_covariance(X: np.ndarray) -> np.ndarray:
+    """(1/(n-1)) sum_i (x_i - xbar)(x_i - xbar)^T; equals Z^T Z/(n-1) with Z = H X, n-1 iid rows when X is."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[0] < 2:
+        raise ValueError(f"X must be (n >= 2, d), got {X.shape}")
+    Xc = X - X.mean(axis=0)
+    return Xc.T @ Xc / (X.shape[0] - 1)

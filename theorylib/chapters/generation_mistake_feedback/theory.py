@@ -1,0 +1,276 @@
+"""The theory of chapter 'generation-mistake-feedback': exact mistake bounds and their wrong rivals.
+
+Setting (Kleinberg & Mullainathan 2024, with the mistake feedback of "Language Generation with
+Feedback: Queries and Mistakes", ICML 2026): a type family ``(A_1..A_m)`` over ``n`` types
+(:mod:`.families`) defines the languages ``A_i x N``; ``tau`` is its transversal (hitting-set)
+number, ``Delta`` its maximum degree. The results encoded here:
+
+* minimax mistakes under arbitrary contamination ``= tau - 1``; union on disjoint supports adds
+  the values plus one; closed forms of ``tau`` for the structured families;
+* the greedy generator's worst case ``= |greedy cover| - 1``;
+* without feedback ``ceil(T (m - Delta)/m) <= max_K M_K(T) <= T`` (log-log slope ``1`` within
+  ``kappa log(m/(m - Delta))``); the hitting-set generator with feedback stays at ``tau - 1``;
+* countable collections: the index-order generator makes ``i* - 1`` mistakes (disjoint languages);
+* ``ell`` lies: the bound ``(ell+1)(i*-1) + ell 1[i* >= 2]`` and the values of the truthful and
+  early-lying adversaries; the plain generator after one false flag errs in every round but one.
+
+Pure functions, no random numbers, no simulation. Every claim reads its predictions from this
+module; a wrong theory ``wrong_...`` has the signature of the function it replaces and reaches a
+claim as ``theory=variant(theory, minimax_value=theory.wrong_minimax_log2_m)``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from theorylib.core.validation import check_int, check_positive_int
+
+from .families import check_inc, transversal_number
+
+# ----------------------------------------------------------------------------------------------
+# Type families: tau, Delta, the greedy cover
+# ----------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1024)
+def _tau_of(shape: tuple[int, int], packed: bytes) -> int:
+    inc = np.unpackbits(np.frombuffer(packed, dtype=np.uint8))[: shape[0] * shape[1]].astype(bool)
+    return transversal_number(inc.reshape(shape))[0]
+
+
+def tau(inc: np.ndarray) -> int:
+    """The transversal number ``min{|H| : H meets every A_i}`` (exhaustive search, cached per family)."""
+    inc = check_inc(inc)
+    return _tau_of(inc.shape, np.packbits(inc).tobytes())
+
+
+def max_degree(inc: np.ndarray) -> int:
+    """``Delta = max_f #{i : f in A_i}``; ``Delta = m`` iff ``tau = 1``."""
+    return int(check_inc(inc).sum(axis=0).max())
+
+
+def greedy_cover(inc: np.ndarray) -> np.ndarray:
+    """Max-degree greedy transversal: repeatedly take the type meeting most un-hit languages.
+
+    Ties go to the lowest type. Returns the chosen types in the order picked.
+    """
+    inc = check_inc(inc)
+    alive = np.ones(inc.shape[0], dtype=bool)
+    picked: list[int] = []
+    while alive.any():
+        deg = inc[alive].sum(axis=0)
+        f = int(np.argmax(deg))
+        picked.append(f)
+        alive &= ~inc[:, f]
+    return np.array(picked, dtype=np.int64)
+
+
+# ----------------------------------------------------------------------------------------------
+# C1: the minimax value, unions, closed forms
+# ----------------------------------------------------------------------------------------------
+
+
+def minimax_value(inc: np.ndarray) -> int:
+    """Thm (finite type families): the minimax number of mistakes is ``tau - 1``."""
+    return tau(inc) - 1
+
+
+def wrong_minimax_log2_m(inc: np.ndarray) -> int:
+    """Wrong theory (the halving / Littlestone analogy): ``ceil(log2 m)``."""
+    return math.ceil(math.log2(check_inc(inc).shape[0]))
+
+
+def wrong_minimax_tau(inc: np.ndarray) -> int:
+    """Wrong theory, off by one: ``tau``."""
+    return tau(inc)
+
+
+def wrong_minimax_m_minus_1(inc: np.ndarray) -> int:
+    """Wrong theory (one mistake per eliminated language): ``m - 1``."""
+    return check_inc(inc).shape[0] - 1
+
+
+def wrong_minimax_greedy(inc: np.ndarray) -> int:
+    """Wrong theory (greedy is optimal): ``|greedy cover| - 1``."""
+    return int(greedy_cover(inc).size) - 1
+
+
+def union_value(a: int, b: int) -> int:
+    """Cor. (union, disjoint supports): ``M*(A u A') = M*(A) + M*(A') + 1``."""
+    return a + b + 1
+
+
+def wrong_union_max(a: int, b: int) -> int:
+    """Wrong theory: the union is as hard as the harder part."""
+    return max(a, b)
+
+
+def wrong_union_sum(a: int, b: int) -> int:
+    """Wrong theory: the values add, without the extra mistake."""
+    return a + b
+
+
+def tau_closed_form(kind: str, n: int, k: int | None) -> int:
+    """tau of the structured families: ``n``; ``n - k + 1``; ``ceil((n - k + 1)/k)``; 2."""
+    if kind == "disjoint":
+        return n
+    if kind == "k-subsets":
+        return n - k + 1
+    if kind == "intervals":
+        return -(-(n - k + 1) // k)
+    if kind == "greedy-trap":
+        return 2
+    raise ValueError(f"unknown structured family {kind!r}")
+
+
+def wrong_tau_closed_form(kind: str, n: int, k: int | None) -> int:
+    """Wrong theory: the minimax value mistaken for tau on k-subsets, floor instead of ceil on intervals."""
+    if kind == "k-subsets":
+        return n - k
+    if kind == "intervals":
+        return (n - k + 1) // k
+    return tau_closed_form(kind, n, k)
+
+
+# ----------------------------------------------------------------------------------------------
+# C2: generators against every target; countable collections
+# ----------------------------------------------------------------------------------------------
+
+
+def greedy_worst(inc: np.ndarray) -> int:
+    """The greedy generator's worst case over targets: ``|greedy cover| - 1``."""
+    return int(greedy_cover(inc).size) - 1
+
+
+def wrong_greedy_worst_optimal(inc: np.ndarray) -> int:
+    """Wrong theory: greedy is minimax-optimal, its worst case is ``tau - 1``."""
+    return minimax_value(inc)
+
+
+def countable_mistakes(i_star: int) -> int:
+    """Thm (countable, disjoint languages): the index-order generator makes exactly ``i* - 1`` mistakes."""
+    return check_positive_int("target position i*", i_star) - 1
+
+
+def wrong_countable_bounded(i_star: int) -> int:
+    """Wrong theory: the mistakes are bounded independently of ``i*`` (here by 1)."""
+    return min(check_positive_int("target position i*", i_star) - 1, 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# C3: no feedback against feedback
+# ----------------------------------------------------------------------------------------------
+
+
+def no_feedback_lower_bound(T: int, m: int, delta: int) -> int:
+    """``ceil(T (m - Delta) / m)``: a lower bound on ``max_K M_K(T)`` without feedback."""
+    return -(-T * (m - delta) // m)
+
+
+def no_feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
+    """Proved: ``ceil(T(m - Delta)/m) <= max_K M_K(T) <= T`` for every no-feedback generator."""
+    inc = check_inc(inc)
+    return no_feedback_lower_bound(T, inc.shape[0], max_degree(inc)), T
+
+
+def wrong_no_feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
+    """Wrong theory: contaminated examples still allow generation without feedback (M stays <= tau - 1)."""
+    return 0, tau(inc) - 1
+
+
+def feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
+    """Proved: the hitting-set generator's worst case is exactly ``tau - 1`` once ``T >= tau - 1``."""
+    v = minimax_value(inc)
+    return v, v
+
+
+def wrong_feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
+    """Wrong theory: feedback does not help, the worst case grows like without it."""
+    return no_feedback_envelope(inc, T)
+
+
+def envelope_kappa(Ts: Sequence[float]) -> float:
+    """``kappa = sum_{x_i > xbar} (x_i - xbar) / S_xx`` with ``x = log T``.
+
+    If ``T c <= M(T) <= T`` then the least-squares log-log slope of ``M`` lies in
+    ``1 +- kappa log(1/c)``. Correctly rounded sums (``math.fsum``): the same value on every machine.
+    """
+    x = [math.log(float(t)) for t in Ts]
+    xbar = math.fsum(x) / len(x)
+    xc = [v - xbar for v in x]
+    return math.fsum(v for v in xc if v > 0) / math.fsum(v * v for v in xc)
+
+
+def slope_half_width(Ts: Sequence[float], inc: np.ndarray) -> float:
+    """The half-width ``kappa log(m/(m - Delta))`` of the slope envelope (Lemma, slope envelope)."""
+    inc = check_inc(inc)
+    m, delta = inc.shape[0], max_degree(inc)
+    return envelope_kappa(Ts) * math.log(m / (m - delta))
+
+
+def no_feedback_slope() -> float:
+    """Without feedback the worst case grows linearly: log-log slope 1."""
+    return 1.0
+
+
+def wrong_no_feedback_slope() -> float:
+    """Wrong theory: bounded mistakes without feedback, slope 0."""
+    return 0.0
+
+
+# ----------------------------------------------------------------------------------------------
+# C4: lies in the feedback
+# ----------------------------------------------------------------------------------------------
+
+
+def _lie_args(i_star: int, ell: int) -> tuple[int, int]:
+    return check_positive_int("target position i*", i_star), check_int("lie budget ell", ell, low=0)
+
+
+def lie_bound(i_star: int, ell: int) -> int:
+    """Thm (ell lies): ``(ell+1)(i*-1) + ell 1[i* >= 2]``, attained on disjoint collections."""
+    i_star, ell = _lie_args(i_star, ell)
+    return (ell + 1) * (i_star - 1) + ell * int(i_star >= 2)
+
+
+def wrong_lie_bound_without_ell(i_star: int, ell: int) -> int:
+    """Wrong theory: the bound without its ``+ ell`` term, ``(ell+1)(i*-1)``."""
+    i_star, ell = _lie_args(i_star, ell)
+    return (ell + 1) * (i_star - 1)
+
+
+def wrong_lie_free(i_star: int, ell: int) -> int:
+    """Wrong theory: lies cost nothing, the lie-free value ``i* - 1``."""
+    i_star, ell = _lie_args(i_star, ell)
+    return i_star - 1
+
+
+def truthful_value(i_star: int, ell: int) -> int:
+    """Mistakes of ``G_idx^ell`` on a disjoint collection, truthful adversary: ``(ell+1)(i*-1)``."""
+    i_star, ell = _lie_args(i_star, ell)
+    return (ell + 1) * (i_star - 1)
+
+
+def early_lie_value(i_star: int, ell: int) -> int:
+    """Mistakes with all ``ell`` lies on candidate 1 (disjoint): ``2 ell + i* - 1`` for ``i* >= 2``."""
+    i_star, ell = _lie_args(i_star, ell)
+    return 2 * ell + i_star - 1 if i_star >= 2 else 0
+
+
+def wrong_early_is_worst(i_star: int, ell: int) -> int:
+    """Wrong theory: lying early is the worst case, it attains the bound."""
+    return lie_bound(i_star, ell)
+
+
+def naive_mistakes(T: int, i_star: int, ell: int) -> int:
+    """The ``ell = 0`` generator after one false flag on ``K``: every round but one is a mistake, ``T - 1``."""
+    return check_positive_int("horizon T", T) - 1
+
+
+def wrong_naive_bounded(T: int, i_star: int, ell: int) -> int:
+    """Wrong theory: the ``ell = 0`` generator is robust, its mistakes stay at the bound of the lie theorem."""
+    return min(check_positive_int("horizon T", T) - 1, lie_bound(i_star, ell))

@@ -1,0 +1,24 @@
+"""Declaration of the chapter 'hellinger-tv-mixtures'."""
+
+from theorylib.core.chapter import Chapter
+from theorylib.core.params import Param
+
+CHAPTER = Chapter(
+    slug="hellinger-tv-mixtures",
+    title="Hellinger versus total variation for Gaussian location mixtures",
+    paper=7,
+    params=(
+        Param("M", 1.0, "float", "mixing measures live on [-M, M]", low=0.25, high=2.0),
+        Param("L_max", 38, "int", "largest L of the sweep L = 6, 6 + L_step, ... (pairs match L tilted moments)",
+              low=26, high=50),
+        Param("L_step", 4, "int", "step of the L sweep (even; >= 5 values L >= 10 are needed)", low=2, high=8),
+        Param("n_random_pairs", 200, "int", "random discrete pairs in the inequality test bed", low=10, high=2000),
+        Param("seed", 0, "int", "all randomness flows from it", low=0),
+        Param("quad_panels", 40, "int", "Gauss-Legendre panels on [0, X] for the measured TV and H", low=20, high=160),
+        Param("quad_nodes", 20, "int", "Gauss-Legendre nodes per panel", low=10, high=40),
+    ),
+    alternatives={
+        "A": {"M": 0.5, "L_max": 46},
+        "B": {"M": 2.0, "L_max": 30},
+    },
+)

@@ -1,0 +1,409 @@
+"""The theory of chapter 'hellinger-tv-mixtures': closed forms, asymptotics, bounds, named wrong theories.
+
+Reference: J. Jung and C. Gao, *Sharp Inequalities between Total Variation and Hellinger Distances for
+Gaussian Mixtures*, arXiv:2602.03202 (2026). Classical background: Le Cam's inequalities
+H^2 <= TV <= H sqrt(2 - H^2) (L. Le Cam, *Asymptotic Methods in Statistical Decision Theory*, 1986) and
+moment matching for Gaussian mixtures (Y. Wu and P. Yang, Ann. Statist. 48 (2020) 1981-2007).
+
+Conventions. phi is the N(0,1) density, f_P = phi * P, TV(p, q) = (1/2) int |p - q| and
+H(p, q)^2 = (1/2) int (sqrt p - sqrt q)^2 = 1 - int sqrt(p q).
+
+The *tilted finite-difference pair* (L even, n = L + 1, atoms theta_a = -M + 2 M a / n, a = 0..n) puts the
+weights s C(n, a) e^{theta_a^2/2} on the odd atoms (P_L) and on the even atoms (Q_L),
+s = 2 / sum_a C(n, a) e^{theta_a^2/2}. From phi(x - theta) e^{theta^2/2} = phi(x) e^{x theta} and the binomial
+theorem, f_P - f_Q = s phi(x) (2 sinh(M x / n))^n and f_P + f_Q = s phi(x) (2 cosh(M x / n))^n, so
+TV = (s/2) E|2 sinh U|^n and H^2 = (s/2) E[(2 cosh U)^n t / (1 + sqrt(1 - t))], t = tanh^{2n} U, U = M Z / n.
+
+Everything here is a prediction computed from these formulas (float64, scipy.integrate.quad in log space, or
+mpmath for the pointwise identity), never from the pairs' atoms: the measured side is ``model``. The
+normalizer s is part of the definition and is computed here from its own formula. A wrong theory
+``wrong_...`` has the signature of the function it replaces.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import lru_cache
+
+import mpmath
+import numpy as np
+from scipy import integrate, special
+
+from theorylib.core.validation import check_int
+
+from ._numerics import ArrayLike, check_dps, check_L, check_M, gauss_legendre_panels
+
+LOG_2 = math.log(2.0)
+HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+# --------------------------------------------------------------------------------------------------
+# the normalizer and the closed forms of the tilted pair (Theorem 'sharp' (a), (b))
+
+
+def log_s_tilted(L: int, M: float) -> float:
+    """log s = log 2 - log sum_a C(n, a) e^{theta_a^2/2} (a sum of positive terms: no cancellation)."""
+    L, M = check_L(L), check_M(M)
+    n = L + 1
+    a = np.arange(n + 1)
+    theta = -M + 2.0 * M * a / n
+    logw = special.gammaln(n + 1) - special.gammaln(a + 1) - special.gammaln(n - a + 1) + 0.5 * theta**2
+    return float(LOG_2 - special.logsumexp(logw))
+
+
+def tilted_s_mp(L: int, M: float, dps: int):
+    """s = 2 / sum_a C(n, a) e^{theta_a^2/2} in mpmath at ``dps`` digits (exact atoms -M + 2 M a / n)."""
+    L, M, dps = check_L(L), check_M(M), check_dps(dps)
+    n = L + 1
+    with mpmath.workdps(dps):
+        Mm = mpmath.mpf(M)
+        return 2 / mpmath.fsum(mpmath.binomial(n, a) * mpmath.exp((-Mm + 2 * Mm * a / n) ** 2 / 2)
+                               for a in range(n + 1))
+
+
+def log_abs_moment(n: float) -> float:
+    """log E|Z|^n = (n/2) log 2 + lgamma((n+1)/2) - (1/2) log pi."""
+    return 0.5 * n * LOG_2 + math.lgamma(0.5 * (n + 1)) - 0.5 * math.log(math.pi)
+
+
+def _log_sinhc(u: np.ndarray) -> np.ndarray:
+    """log(sinh u / u) for u >= 0, stable at 0 and for large u."""
+    u = np.asarray(u, dtype=float)
+    out = np.empty_like(u)
+    small = u < 1e-3
+    us = u[small]
+    out[small] = us**2 / 6 - us**4 / 180
+    ul = u[~small]
+    out[~small] = ul + np.log1p(-np.exp(-2 * ul)) - LOG_2 - np.log(ul)
+    return out
+
+
+def _log_cosh(u: np.ndarray) -> np.ndarray:
+    u = np.abs(np.asarray(u, dtype=float))
+    return u + np.log1p(np.exp(-2 * u)) - LOG_2
+
+
+def _log_quad(logf: Callable[[np.ndarray], np.ndarray], z_peak: float, z_hi: float) -> tuple[float, float]:
+    """log int_0^z_hi exp(logf(z)) dz and its relative error estimate, integrand scaled by its peak value."""
+    ref = float(logf(np.array([z_peak]))[0])
+
+    def g(z: float) -> float:
+        return float(np.exp(logf(np.array([z]))[0] - ref))
+
+    pts = [p for p in (z_peak - 3.0, z_peak, z_peak + 3.0) if 0 < p < z_hi]
+    val, err = integrate.quad(g, 0.0, z_hi, points=pts, epsabs=0.0, epsrel=1e-13, limit=400)
+    return ref + math.log(val), err / val
+
+
+def log_tv_closed(L: int, M: float) -> tuple[float, float]:
+    """(log TV_L, relative error estimate of the quadrature) of the tilted pair from its closed form.
+
+    log TV = log s + n log(2M/n) + log int_0^inf phi(z) z^n sinhc(Mz/n)^n dz (float64, log space).
+    """
+    L, M = check_L(L), check_M(M)
+    n = L + 1
+
+    def log_int(z: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return n * np.log(z) - 0.5 * z * z - HALF_LOG_2PI + n * _log_sinhc(M * z / n)
+
+    li, err = _log_quad(log_int, math.sqrt(n), math.sqrt(2 * n) + M + 40.0)
+    return log_s_tilted(L, M) + n * math.log(2 * M / n) + li, err
+
+
+def log_h_closed(L: int, M: float) -> tuple[float, float]:
+    """(log H_L, relative error estimate of the quadrature of H^2) of the tilted pair from its closed form.
+
+    log H^2 = log s + n log 2 + 2n log(M/n)
+              + log int_0^inf phi(z) z^{2n} sinhc(u)^{2n} cosh(u)^{-n} / (1 + sqrt(1 - tanh^{2n} u)) dz, u = Mz/n.
+    """
+    L, M = check_L(L), check_M(M)
+    n = L + 1
+
+    def log_int(z: np.ndarray) -> np.ndarray:
+        u = M * z / n
+        t = np.tanh(u) ** (2 * n)
+        with np.errstate(divide="ignore"):
+            return (2 * n * np.log(z) - 0.5 * z * z - HALF_LOG_2PI + 2 * n * _log_sinhc(u) - n * _log_cosh(u)
+                    - np.log1p(np.sqrt(1.0 - t)))
+
+    li, err = _log_quad(log_int, math.sqrt(2 * n), math.sqrt(2 * n) + M + 40.0)
+    return 0.5 * (log_s_tilted(L, M) + n * LOG_2 + 2 * n * math.log(M / n) + li), err
+
+
+def tilted_closed_forms(L: int, M: float) -> dict[str, float]:
+    """TV and H of the tilted pair from the closed forms: tv, h, log_tv, log_h, rel_err_tv, rel_err_h2."""
+    log_tv, e_tv = log_tv_closed(L, M)
+    log_h, e_h2 = log_h_closed(L, M)
+    return {"tv": math.exp(log_tv), "h": math.exp(log_h), "log_tv": log_tv, "log_h": log_h,
+            "rel_err_tv": e_tv, "rel_err_h2": e_h2}
+
+
+def _difference_mp(x: ArrayLike, L: int, M: float, dps: int, factor) -> list:
+    """s phi(x) factor(M x / n)^n in mpmath."""
+    L, M, dps = check_L(L), check_M(M), check_dps(dps)
+    n = L + 1
+    xs = np.atleast_1d(np.asarray(x, dtype=float))
+    with mpmath.workdps(dps):
+        c = tilted_s_mp(L, M, dps) / mpmath.sqrt(2 * mpmath.pi)
+        Mm = mpmath.mpf(M)
+        return [+(c * mpmath.exp(-mpmath.mpf(float(v)) ** 2 / 2) * factor(Mm * float(v) / n) ** n) for v in xs]
+
+
+def tilted_difference_mp(x: ArrayLike, L: int, M: float, dps: int) -> list:
+    """The closed form s phi(x) (2 sinh(M x / n))^n of f_P - f_Q, in mpmath at ``dps`` digits."""
+    return _difference_mp(x, L, M, dps, lambda u: 2 * mpmath.sinh(u))
+
+
+def wrong_difference_monomial_mp(x: ArrayLike, L: int, M: float, dps: int) -> list:
+    """WRONG THEORY (monomial), pointwise: f_P - f_Q ~ s phi(x) (2 M x / n)^n (sinh u replaced by u)."""
+    return _difference_mp(x, L, M, dps, lambda u: 2 * u)
+
+
+def wrong_log_tv_monomial(L: int, M: float) -> tuple[float, float]:
+    """WRONG THEORY (monomial): TV ~ (s/2) (2M/n)^n E|Z|^n, i.e. sinh u ~ u (misses the factor ~ e^{M^2/6})."""
+    L, M = check_L(L), check_M(M)
+    n = L + 1
+    return log_s_tilted(L, M) - LOG_2 + n * math.log(2 * M / n) + log_abs_moment(n), 0.0
+
+
+def monomial_tv_approx(L: int, M: float) -> float:
+    """The monomial approximation of TV itself (exp of :func:`wrong_log_tv_monomial`)."""
+    return math.exp(wrong_log_tv_monomial(L, M)[0])
+
+
+# --------------------------------------------------------------------------------------------------
+# asymptotics (Theorem 'sharp' (c))
+
+
+def c1(M: float) -> float:
+    """The 1/n coefficient of log TV_L: c_1(M) = -M^2/3 + M^4/45."""
+    M = check_M(M)
+    return -M**2 / 3 + M**4 / 45
+
+
+def wrong_c1_no_quartic(M: float) -> float:
+    """WRONG THEORY: c_1 = -M^2/3 (the quartic term M^4/45 dropped)."""
+    return -check_M(M) ** 2 / 3
+
+
+def wrong_c1_zero(M: float) -> float:
+    """WRONG THEORY: no 1/n term in log TV_L."""
+    check_M(M)
+    return 0.0
+
+
+def tv_leading(L: int, M: float) -> float:
+    """n log(M/n) + log E|Z|^n + M^2/6: log TV_L up to O(1/n)."""
+    L, M = check_L(L), check_M(M)
+    n = L + 1
+    return n * math.log(M / n) + log_abs_moment(n) + M**2 / 6
+
+
+def wrong_tv_leading_order(L: int, M: float) -> float:
+    """WRONG THEORY: the leading-order form (n/2) log(M^2/(e n)), without the constant (1/2) log 2 + M^2/6."""
+    L, M = check_L(L), check_M(M)
+    n = L + 1
+    return 0.5 * n * math.log(M * M / (math.e * n))
+
+
+def tv_asymptotic(L: int, M: float, order: int = 1) -> float:
+    """log TV_L = n log(M/n) + log E|Z|^n + M^2/6 + c_1(M)/n + O(n^-2) (order 0 drops the c_1 term)."""
+    if order not in (0, 1):
+        raise ValueError(f"order = {order!r} must be 0 or 1")
+    return tv_leading(L, M) + (c1(M) / (L + 1) if order == 1 else 0.0)
+
+
+def log_ratio_asymptotic(L: int, M: float, *, stirling: bool = False) -> float:
+    """log(H_L/TV_L) = (1/2) log[(2n-1)!!/(2 (E|Z|^n)^2)] - M^2/3 + O(1/n).
+
+    With ``stirling=True`` the Gamma functions are expanded: (n/2) log 2 - (3/4) log 2 - M^2/3.
+    """
+    L, M = check_L(L), check_M(M)
+    n = L + 1
+    if stirling:
+        return 0.5 * n * LOG_2 - 0.75 * LOG_2 - M**2 / 3
+    log_dfact = n * LOG_2 + math.lgamma(n + 0.5) - 0.5 * math.log(math.pi)  # (2n-1)!!
+    return 0.5 * (log_dfact - LOG_2 - 2 * log_abs_moment(n)) - M**2 / 3
+
+
+def wrong_log_h_asymptotic(L: int, M: float) -> tuple[float, float]:
+    """WRONG THEORY (as a closed form of H): log H = log TV (closed form) + the O(1/n)-truncated log(H/TV)."""
+    return log_tv_closed(L, M)[0] + log_ratio_asymptotic(L, M), 0.0
+
+
+def ratio_slope(M: float) -> float:
+    """The asymptotic increment of log(H_L/TV_L) per unit L: (1/2) log 2, for every M."""
+    check_M(M)
+    return 0.5 * LOG_2
+
+
+def wrong_ratio_slope_polylog(M: float) -> float:
+    """WRONG THEORY (polylogarithmic picture of moment matching): log(H/TV) ~ (1/4) log n, increments -> 0."""
+    check_M(M)
+    return 0.0
+
+
+def wrong_ratio_slope_log2(M: float) -> float:
+    """WRONG THEORY: H/TV ~ 2^L (slope log 2, twice the derived rate)."""
+    check_M(M)
+    return LOG_2
+
+
+# --------------------------------------------------------------------------------------------------
+# Le Cam's inequalities and the polylog bound
+
+
+def h2_bound_lecam(tv: ArrayLike) -> np.ndarray:
+    """Le Cam's lower inequality as a bound on H^2: H^2 <= TV."""
+    return np.asarray(tv, dtype=float)
+
+
+def wrong_h2_bound_h_le_tv(tv: ArrayLike) -> np.ndarray:
+    """WRONG THEORY: H <= TV, i.e. H^2 <= TV^2."""
+    return np.asarray(tv, dtype=float) ** 2
+
+
+def tv_bound_lecam(h: ArrayLike) -> np.ndarray:
+    """Le Cam's upper inequality: TV <= H sqrt(2 - H^2)."""
+    h = np.asarray(h, dtype=float)
+    return h * np.sqrt(2 - h * h)
+
+
+def wrong_tv_bound_h2(h: ArrayLike) -> np.ndarray:
+    """WRONG THEORY: TV <= H^2 (Le Cam's lower inequality turned around)."""
+    return np.asarray(h, dtype=float) ** 2
+
+
+def polylog_bound(tv: ArrayLike) -> np.ndarray:
+    """The polylog bound on H^2: (TV max(1, log(1/TV)))^2."""
+    tv = np.asarray(tv, dtype=float)
+    return (tv * np.maximum(1.0, np.log(1 / tv))) ** 2
+
+
+# --------------------------------------------------------------------------------------------------
+# Theorem 'upper': the explicit upper bound
+
+
+def log_rho_tail(u: ArrayLike, L: int | np.ndarray) -> np.ndarray:
+    """log rho_L(u), rho_L(u) = sum_{j > L} u^j / j! = e^u P(L + 1, u) (P: regularized lower gamma), u > 0.
+
+    Broadcasts u against L. For u <= (L + 2)/2 the series u^{L+1}/(L+1)! sum_k u^k (L+1)!/(L+1+k)!
+    (ratio <= 1/2, 60 terms) is used; otherwise u + log P(L + 1, u), which is then not small.
+    """
+    u = np.asarray(u, dtype=float)
+    Lr = np.asarray(L)
+    if np.any(Lr < 0) or not np.all(np.equal(np.mod(Lr, 1), 0)):
+        raise ValueError("L must be a non-negative integer (array)")
+    if np.any(u <= 0):
+        raise ValueError("u must be > 0")
+    u, Lb = np.broadcast_arrays(u, Lr.astype(float))
+    out = np.empty(u.shape)
+    ser = u <= 0.5 * (Lb + 2)
+    us, Ls = u[ser], Lb[ser]
+    term = np.ones_like(us)
+    tot = np.ones_like(us)
+    for k in range(1, 61):
+        term = term * us / (Ls + 1 + k)
+        tot = tot + term
+    out[ser] = (Ls + 1) * np.log(us) - special.gammaln(Ls + 2) + np.log(tot)
+    ug, Lg = u[~ser], Lb[~ser]
+    out[~ser] = ug + np.log(special.gammainc(Lg + 1, ug))
+    return out
+
+
+@lru_cache(maxsize=16)
+def _eta_zeta(M: float, L_top: int) -> tuple[np.ndarray, np.ndarray]:
+    Ls = np.arange(L_top + 1)
+    z, w = gauss_legendre_panels(0.0, math.sqrt(2 * L_top + 2) + 40.0, 120, 20)
+    z = z[z > 0]
+    w = w[-z.size:]
+    lr = log_rho_tail(M * z[:, None], Ls[None, :])  # (nodes, L)
+    lphi = (-0.5 * z * z - HALF_LOG_2PI + np.log(2.0 * w))[:, None]  # E g(|Z|) = 2 int_0^inf phi g
+    log_eta = special.logsumexp(lr + lphi, axis=0)
+    log_zeta = 0.5 * special.logsumexp(2 * lr + lphi, axis=0)
+    return log_eta, log_zeta
+
+
+def eta_zeta(M: float, L_top: int = 300) -> tuple[np.ndarray, np.ndarray]:
+    """(log eta_L, log zeta_L) for L = 0..L_top: eta_L = E rho_L(M|Z|), zeta_L^2 = E rho_L(M|Z|)^2."""
+    return _eta_zeta(check_M(M), check_int("L_top", L_top, low=0))
+
+
+def thm71_rhs(tv: float, M: float, L: int, T: float) -> float:
+    """The right side 2 Phibar(T - M) + 4 e^{MT + M^2/2} [e^{2L} (tv + eta_L)^2 + zeta_L^2] of Theorem 7.1."""
+    M, L = check_M(M), check_L(L, even=False)
+    if not T >= M:
+        raise ValueError(f"T = {T!r} must be >= M = {M}")
+    log_eta, log_zeta = eta_zeta(M, max(L, 1))
+    e, z = math.exp(log_eta[L]), math.exp(log_zeta[L])
+    return 2 * special.ndtr(-(T - M)) + 4 * math.exp(M * T + M * M / 2) * (math.exp(2 * L) * (tv + e) ** 2 + z * z)
+
+
+def thm71_bound(tv: ArrayLike, M: float, L_top: int = 300, T_span: float = 30.0,
+                T_step: float = 0.05) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """B_M(tv) = min over L' in {0..L_top}, T in M + [0, T_span] (step T_step) of Theorem 7.1's right side.
+
+    The L'-part A(L') = e^{2L'} (tv + eta_L')^2 + zeta_L'^2 enters monotonically, so it is minimized first.
+    Returns (B, L_best, T_best), each of the shape of ``tv``; B may exceed 1 (then the bound is vacuous).
+    The minimum over the grids is continuous in tv, so a near-tie of two grid points moves B by rounding only.
+    """
+    M = check_M(M)
+    tvs = np.atleast_1d(np.asarray(tv, dtype=float))
+    if np.any(~np.isfinite(tvs)) or np.any(tvs <= 0) or np.any(tvs > 1):
+        raise ValueError("tv must lie in (0, 1]")
+    log_eta, log_zeta = eta_zeta(M, L_top)
+    Ls = np.arange(L_top + 1)
+    log_a = np.logaddexp(2 * Ls + 2 * np.logaddexp(np.log(tvs)[:, None], log_eta), 2 * log_zeta)
+    best_L = np.argmin(log_a, axis=1)
+    log_a_min = log_a[np.arange(tvs.size), best_L]
+    T = M + np.arange(0.0, T_span + 1e-12, T_step)
+    log_rhs = np.logaddexp(math.log(2.0) + special.log_ndtr(-(T - M))[None, :],
+                           math.log(4.0) + M * T[None, :] + M * M / 2 + log_a_min[:, None])
+    j = np.argmin(log_rhs, axis=1)
+    B = np.exp(log_rhs[np.arange(tvs.size), j])
+    shape = np.shape(tv)
+    return B.reshape(shape), best_L.reshape(shape), T[j].reshape(shape)
+
+
+def h2_bound_thm71(tv: ArrayLike, M: float) -> np.ndarray:
+    """Theorem 7.1 as a bound on H^2: H^2 <= B_M(TV)."""
+    return thm71_bound(tv, M)[0]
+
+
+def wrong_h2_bound_polylog(tv: ArrayLike, M: float) -> np.ndarray:
+    """WRONG THEORY ('polylog'): H^2 <= (TV max(1, log(1/TV)))^2 for every M."""
+    check_M(M)
+    return polylog_bound(tv)
+
+
+# --------------------------------------------------------------------------------------------------
+# hypercontractivity and dilution
+
+
+def hypercontractive_factor(L: int) -> float:
+    """The Lemma's constant: ||p(Z)||_2 <= e^L ||p(Z)||_1 for every polynomial p of degree <= L."""
+    return math.exp(check_int("L", L, low=0))
+
+
+def log_monomial_l2_l1(L: int) -> float:
+    """log(||Z^L||_2 / ||Z^L||_1) = (1/2) log (2L-1)!! - log E|Z|^L."""
+    L = check_int("L", L, low=0)
+    log_dfact = L * LOG_2 + math.lgamma(L + 0.5) - 0.5 * math.log(math.pi)
+    return 0.5 * log_dfact - log_abs_moment(L)
+
+
+def dilution_sandwich(A: float, C: float, alpha: float) -> dict[str, float]:
+    """The sandwich on H^2 of the diluted pair (1-a) delta_0 + a P versus (1-a) delta_0 + a Q.
+
+    With F = (f_P - f_Q)/phi, A = E F(Z)^2, C = E[F^2 (F_P + F_Q)](Z):
+      upper          a^2 A / (8 (1 - a))                       [(sqrt f + sqrt g)^2 >= 4 (1 - a) phi]
+      lower (tight)  a^2 A / 8 * (1 - a C / (2 A))             [(sqrt f + sqrt g)^2 <= 2 (f + g)]
+      lower (spec)   a^2 A / 8 * (1 - a C / A)                 (weaker by the factor 2 in the correction)
+    and the limit of H^2/TV^2 as a -> 0 is A / (2 (E|F|)^2); ``ratio_limit`` is A / 2.
+    """
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise ValueError(f"alpha = {alpha!r} must lie in (0, 1)")
+    a2 = alpha * alpha
+    return {"upper": a2 * A / (8 * (1 - alpha)), "lower_tight": a2 * A / 8 * (1 - alpha * C / (2 * A)),
+            "lower_spec": a2 * A / 8 * (1 - alpha * C / A), "ratio_limit": A / 2}

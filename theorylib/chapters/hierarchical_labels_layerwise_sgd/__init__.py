@@ -1,0 +1,39 @@
+"""Declaration of the chapter 'hierarchical-labels-layerwise-sgd'."""
+
+from theorylib.core.chapter import Chapter
+from theorylib.core.params import Param
+
+CHAPTER = Chapter(
+    slug="hierarchical-labels-layerwise-sgd",
+    title="Hints make depth learnable: layerwise SGD on a label hierarchy",
+    paper=12,
+    params=(
+        Param("seed", 0, "int", "all randomness flows from it", low=0),
+        Param("m_law", 8, "int", "C1: slots read by the quadratic block (p = 1 + m + m(m-1)/2)", low=2, high=16),
+        Param("R_law", 400, "int", "C1: independent SGD runs per (configuration, checkpoint) cell",
+              low=100, high=4000),
+        Param("m_list", [4, 6, 8, 12, 16], "int_list", "C2: slot counts m of the rate sweep", low=2, high=24,
+              min_len=3, max_len=8, increasing=True),
+        Param("R_rate", 800, "int", "C2: SGD runs per m (>= 400: at 200 the bootstrap SE is too variable, "
+              "|z| > 3.29 in 2 of 140 seeds)", low=400, high=4000),
+        Param("eps_rate", 0.01, "float", "C2: target MSE eps of the first-passage time T(eps)",
+              low=1e-4, high=0.1),
+        Param("d_exact", 16, "int", "C3: input dimension of the enumerated cube (a power of 2)", low=4, high=16),
+        Param("delta", 0.05, "float", "C3: target top-label error of the Thm B budget", low=1e-3, high=0.5),
+        Param("under_frac", 0.05, "float", "C3: fraction of its Thm B budget given to the under-trained top block",
+              low=0.01, high=1.0),
+        Param("d_net", 16, "int", "C4: leaves of the tree (a power of 2), a hidden subset of the 2 d_net inputs "
+              "(>= 16: at d_net = 8 end-to-end SGD learns the top parity without hints)", low=16, high=64),
+        Param("n_blocks", 3, "int", "C4: residual blocks", low=1, high=8),
+        Param("width", 128, "int", "C4: hidden width of each block", low=16, high=512),
+        Param("steps_per_block", 3000, "int", "C4: SGD steps per block (the baseline gets n_blocks times this)",
+              low=100, high=20000),
+        Param("batch", 128, "int", "C4: mini-batch size", low=8, high=1024),
+        Param("lr", 0.05, "float", "C4: SGD learning rate (layerwise and baseline)", low=1e-4, high=0.5),
+        Param("n_test", 8192, "int", "C4: fresh test inputs", low=1024, high=65536),
+    ),
+    alternatives={
+        "A": {"m_law": 6, "d_exact": 8, "width": 96},
+        "B": {"m_law": 12, "R_law": 300, "n_blocks": 4, "steps_per_block": 4000, "lr": 0.03},
+    },
+)

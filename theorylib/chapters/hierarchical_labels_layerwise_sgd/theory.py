@@ -1,0 +1,252 @@
+"""The theory of chapter 'hierarchical-labels-layerwise-sgd': derived formulas, predictions, wrong theories.
+
+The binary parity tree on ``x ~ Unif{±1}^d``, ``d = 2^r``; a quadratic block reads the ``m`` slots of one
+level through its ``p = 1 + m + m(m-1)/2`` degree-<=2 monomials.
+
+* **Theorem A** (exact SGD second-moment law): ``E||e_{t+1}||^2 = rho E||e_t||^2`` with
+  ``rho = 1 - 2 eta + eta^2 (1 + (p-1)/B)`` (:func:`sgd_contraction`); the best step
+  :func:`optimal_step`, the first-passage time :func:`steps_to_mse` and its real version
+  :func:`crossing_time`; the C2 prediction :func:`rate_slope`.
+* **Theorem B** (composition with rounding): the per-block budget :func:`stack_steps` and the union
+  bound :func:`union_bound`.
+* **Theorem C** (no signal without hints): :func:`top_feature_correlation` (0) and
+  :func:`no_hint_mse` (``1 + ||w||^2``, Parseval).
+* **C4** (the residual network, not proved here): :func:`layerwise_top_accuracy` (the hierarchy is
+  learned) and :func:`baseline_top_accuracy` (chance without hints).
+
+The experimental design that the theorems prescribe (the step sizes ``eta*``, the C1 checkpoints, the
+Thm B budget) is computed here too, as :func:`law_design` and :func:`stack_steps`: the notebook passes
+those numbers to the model, which never imports this module.
+
+Each named wrong theory ``wrong_...`` has the signature of the function it replaces.
+Pure functions, no random numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from theorylib.core.rates import ols_slope
+from theorylib.core.validation import check_int, check_positive, check_positive_int, check_real
+
+# ---------------------------------------------------------------------------------------------
+# Theorem A: the exact SGD second-moment law
+# ---------------------------------------------------------------------------------------------
+
+
+def n_features(m: int) -> int:
+    """p = 1 + m + m(m-1)/2: the number of degree-<=2 monomials of m slots (the p of Thm A)."""
+    m = check_positive_int("m", m)
+    return 1 + m + m * (m - 1) // 2
+
+
+def _check_sgd(eta: float, B: int, p: int) -> tuple[float, int, int]:
+    return (check_positive("step size eta", eta), check_positive_int("batch size B", B),
+            check_positive_int("feature count p", p))
+
+
+def sgd_second_moment(B: int, p: int) -> float:
+    """c = 1 + (p - 1)/B, with E[C_hat^2] = c I for C_hat = (1/B) sum_b phi_b phi_b^T."""
+    _, B, p = _check_sgd(1.0, B, p)
+    return 1.0 + (p - 1) / B
+
+
+def sgd_contraction(eta: float, B: int, p: int) -> float:
+    """rho(eta, B, p) = 1 - 2 eta + eta^2 (1 + (p-1)/B): E||e_{t+1}||^2 = rho E||e_t||^2 (Thm A)."""
+    eta, B, p = _check_sgd(eta, B, p)
+    return 1.0 - 2.0 * eta + eta**2 * sgd_second_moment(B, p)
+
+
+def optimal_step(B: int, p: int) -> float:
+    """eta* = 1/c = B/(B + p - 1), the minimiser of rho, with rho* = (p-1)/(B+p-1)."""
+    return 1.0 / sgd_second_moment(B, p)
+
+
+def steps_to_mse(eps: float, eta: float, B: int, p: int, e0: float = 1.0) -> int:
+    """T(eps) = min{t >= 0 : e0 rho^t <= eps} = ceil(log(e0/eps) / log(1/rho)) (0 if e0 <= eps)."""
+    rho = sgd_contraction(eta, B, p)
+    eps, e0 = check_positive("target eps", eps), check_positive("initial error e0", e0)
+    if rho >= 1:
+        raise ValueError(f"eta = {eta!r} is unstable at B={B}, p={p} (rho = {rho:.4g} >= 1; need eta < 2/c)")
+    if e0 <= eps:
+        return 0
+    if rho <= 0:  # exact projection (p = 1, B = 1, eta = 1): one step
+        return 1
+    t = int(np.ceil(np.log(e0 / eps) / np.log(1.0 / rho)))
+    # guard the ceil against rounding: the smallest t with e0 rho^t <= eps
+    while t > 0 and e0 * rho ** (t - 1) <= eps:
+        t -= 1
+    while e0 * rho**t > eps:
+        t += 1
+    return t
+
+
+def crossing_time(eps: float, eta: float, B: int, p: int, e0: float = 1.0) -> float:
+    """The real t with e0 rho^t = eps, log(e0/eps)/log(1/rho) (T(eps) before the ceiling)."""
+    rho = sgd_contraction(eta, B, p)
+    if not 0 < rho < 1:
+        raise ValueError(f"need 0 < rho < 1 for a crossing time, got rho = {rho:.4g}")
+    if not (0 < eps < e0):
+        raise ValueError(f"need 0 < eps < e0, got eps = {eps!r}, e0 = {e0!r}")
+    return float(np.log(e0 / eps) / np.log(1.0 / rho))
+
+
+def wrong_gd_law(eta: float, B: int, p: int) -> float:
+    """Wrong theory: the deterministic full-gradient law ||e_t||^2 = (1 - eta)^{2t} (noise ignored)."""
+    return (1.0 - eta) ** 2
+
+
+def wrong_batch_one_law(eta: float, B: int, p: int) -> float:
+    """Wrong theory: the B = 1 law used at every B (the 1/B in c = 1 + (p-1)/B forgotten)."""
+    return sgd_contraction(eta, 1, p)
+
+
+# ---- the C1 design: three configurations and their checkpoints --------------------------------------
+
+LAW_TARGET = 1e-3  # the C1 horizon T: the first step with rho^T <= LAW_TARGET
+
+
+def law_configs(m: int) -> list[tuple[str, float, int]]:
+    """(label, eta, B) for the three C1 configurations: optimal B=1, under-stepped B=4, over-stepped B=16."""
+    p = n_features(m)
+    return [
+        ("B=1, eta=eta*", optimal_step(1, p), 1),
+        ("B=4, eta=eta*/2", 0.5 * optimal_step(4, p), 4),
+        ("B=16, eta=1.5 eta*", 1.5 * optimal_step(16, p), 16),
+    ]
+
+
+def law_horizon(eta: float, B: int, p: int) -> int:
+    """T = T(LAW_TARGET): the first step with rho^T <= 1e-3 (the C1 horizon; checkpoints T/4, T/2, T)."""
+    return steps_to_mse(LAW_TARGET, eta, B, p)
+
+
+def law_design(m: int) -> list[tuple[str, float, int, tuple[int, ...]]]:
+    """(label, eta, B, checkpoints) of the C1 experiment, checkpoints (T/4, T/2, T) with T from
+    :func:`law_horizon`: where rho^t is about 0.18, 0.03 and 1e-3 (deeper, the sample SE of a product of
+    random matrices is unreliable at the chapter's R)."""
+    p = n_features(m)
+    out = []
+    for label, eta, B in law_configs(m):
+        T = law_horizon(eta, B, p)
+        out.append((label, eta, B, (max(1, T // 4), max(1, T // 2), T)))
+    return out
+
+
+# ---- C2: the slope of log T(eps) on log p ------------------------------------------------------------
+
+
+def crossing_times(m_list: Sequence[int], eps: float) -> np.ndarray:
+    """The exact crossing times log(1/eps)/log(1/rho) at B = 1, eta = 1/p, for each m of m_list."""
+    return np.array([crossing_time(eps, 1.0 / p, 1, p) for p in (n_features(m) for m in m_list)])
+
+
+def rate_slope(m_list: Sequence[int], eps: float) -> float:
+    """The C2 prediction: the OLS slope of log T(eps) on log p for the exact crossing times (not exactly
+    1: T lies between (p-1) log(1/eps) and p log(1/eps))."""
+    p = np.array([n_features(m) for m in m_list], dtype=float)
+    return float(ols_slope(np.log(p), np.log(crossing_times(m_list, eps)))[0])
+
+
+def wrong_rate_slope_quadratic(m_list: Sequence[int], eps: float) -> float:
+    """Wrong theory: the cost of one level is quadratic in p (slope 2)."""
+    return 2.0
+
+
+def wrong_rate_slope_sqrt(m_list: Sequence[int], eps: float) -> float:
+    """Wrong theory: the cost of one level grows as sqrt(p) (slope 1/2)."""
+    return 0.5
+
+
+# ---------------------------------------------------------------------------------------------
+# Theorem B: composition with rounding
+# ---------------------------------------------------------------------------------------------
+
+
+def _depth(d: int) -> int:
+    d = check_int("d", d, low=2)
+    if d & (d - 1):
+        raise ValueError(f"d = {d!r} must be a power of 2 and >= 2 (the parity tree pairs coordinates)")
+    return d.bit_length() - 1
+
+
+def stack_steps(d: int, delta: float, B: int = 1) -> list[int]:
+    """Per-block budgets T_i(delta/(d-1)) at eta_i* (Thm B), block i reading m_i = d/2^(i-1) slots:
+    then E_W P(top wrong) <= delta."""
+    r = _depth(d)
+    delta = check_real("delta", delta, 0.0, 1.0, open_low=True, open_high=True)
+    ps = [n_features(d >> (i - 1)) for i in range(1, r + 1)]
+    return [steps_to_mse(delta / (d - 1), optimal_step(B, p), B, p) for p in ps]
+
+
+def union_bound(mse_per_label: np.ndarray | Sequence[float]) -> float:
+    """Thm B: P(top wrong) <= sum_{i,j} beta_ij <= sum_{i,j} MSE_ij (for every realisation of the readouts)."""
+    v = np.asarray(mse_per_label, dtype=float)
+    if v.size == 0 or np.any(v < 0) or not np.all(np.isfinite(v)):
+        raise ValueError("mse_per_label must be a non-empty array of finite values >= 0")
+    return float(v.sum())
+
+
+def wrong_union_bound_quarter(mse_per_label: np.ndarray | Sequence[float]) -> float:
+    """Wrong theory: the union bound with the Markov constant beta_ij <= MSE_ij / 4."""
+    return 0.25 * union_bound(mse_per_label)
+
+
+# ---------------------------------------------------------------------------------------------
+# Theorem C: no signal for degree-<=2 learners without hints
+# ---------------------------------------------------------------------------------------------
+
+
+def top_feature_correlation(d: int) -> int:
+    """max_A |sum_x chi_[d](x) phi_A(x)| over the degree-<=2 features: 0 for d >= 4 (Thm C)."""
+    if _depth(d) < 2:
+        raise ValueError(f"d = {d} must be >= 4: the top label of d = 2 is itself a quadratic feature")
+    return 0
+
+
+def wrong_top_correlation_degree2(d: int) -> int:
+    """Wrong theory: the top label has a degree-2 part, as a level-1 label does (correlation 2^d)."""
+    _depth(d)
+    return 2**d
+
+
+def no_hint_mse(w: np.ndarray, d: int, steps: int) -> float:
+    """Thm C (Parseval): the exact MSE of the quadratic readout w of x on the top label is 1 + ||w||^2."""
+    w = np.asarray(w, dtype=float)
+    return 1.0 + float(w @ w)
+
+
+def wrong_no_hint_mse_learned(w: np.ndarray, d: int, steps: int) -> float:
+    """Wrong theory: a quadratic block learns the top label directly at the rate of Thm A (B = 1, eta = 1/p),
+    error rho^steps."""
+    p = n_features(d)
+    return sgd_contraction(1.0 / p, 1, p) ** check_int("steps", steps, low=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# C4: the residual network (an observation: nothing is proved here for the ReLU net)
+# ---------------------------------------------------------------------------------------------
+
+
+def layerwise_top_accuracy() -> float:
+    """The paper's guarantee, taken as the prediction: layerwise SGD with hints learns the hierarchy, so the
+    top-label accuracy tends to 1 (for this ReLU net an observation, not a theorem of the chapter)."""
+    return 1.0
+
+
+def wrong_layerwise_chance() -> float:
+    """Wrong theory: deep hierarchies are not learnable layerwise (the top label stays at chance, 1/2)."""
+    return 0.5
+
+
+def baseline_top_accuracy() -> float:
+    """Without hints the top label is uncorrelated with what the network can find: accuracy 1/2 (chance)."""
+    return 0.5
+
+
+def wrong_baseline_discovers_hierarchy() -> float:
+    """Wrong theory: end-to-end SGD discovers the hierarchy from the top label alone (accuracy 1, as layerwise)."""
+    return layerwise_top_accuracy()
+
