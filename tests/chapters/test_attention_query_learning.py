@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from theorylib.chapters.attention_query_learning import CHAPTER, model, model_runs, theory
+from theorylib.chapters.attention_query_learning import CHAPTER, model, model_runs, theory, tolerances
 from theorylib.chapters.attention_query_learning import claims as cl
 from theorylib.core import rng_for
 from theorylib.core.theory import variant
@@ -107,6 +107,17 @@ def test_gaussian_oracle_draws_fresh_noise_for_each_repeat():
     assert abs(np.std(y) - 1.0) < 0.1 and np.unique(y).size == 1000
 
 
+def test_noise_on_one_kind_of_query_only():
+    A, u = _instance(3)
+    o = model.QueryOracle(A, u, noise=model.GaussianNoiseOn(1.0, np.random.default_rng(0), 2))
+    one = np.ones((4, 1, 3))
+    assert_array_equal(o(one), model.attention_oracle(one, A, u))
+    two = np.ones((4, 2, 3))
+    assert np.all(o(two) != model.attention_oracle(two, A, u))
+    with pytest.raises(ValueError, match="source"):
+        model_runs.run_noise(A, u, 1e-4, [1], 10, np.random.default_rng(0), source="base")
+
+
 def test_learn_value_vector_with_repeats_counts_n_times():
     A, u = _instance(4)
     o = model.QueryOracle(A, u, noise="gaussian", sigma=1e-3, rng=np.random.default_rng(1))
@@ -153,7 +164,7 @@ def test_sketch_above_rank_exact_and_below_rank_above_eckart_young():
         run = model_runs.run_sketch(A, u, 3, k, rng)
         assert run.n_queries == theory.query_count_low_rank(12, k)
         if k >= 3:
-            assert run.rel_err <= theory.sketch_rel_tolerance(A, u, run.info.K, run.info.Q, run.info.kappa)
+            assert run.rel_err <= tolerances.sketch_rel_tolerance(A, u, run.info.K, run.info.Q, run.info.kappa)
         else:
             assert np.linalg.matrix_rank(run.A_hat) <= k
             assert run.rel_err >= theory.eckart_young_floor(A, k)
@@ -173,6 +184,31 @@ def test_dof_and_count_formulas():
     for d in range(2, 20):
         for r in range(1, d):
             assert theory.query_count_low_rank(d, r) - theory.dof_lower_bound(d, r) == d + r
+            assert theory.wrong_dof_lower_bound_no_gauge(d, r) - theory.dof_lower_bound(d, r) == r * r
+
+
+def test_parametrization_jacobian_is_the_derivative_of_u_v_transpose():
+    rng = np.random.default_rng(9)
+    d, r = 5, 2
+    U, V, dU, dV, du = (rng.standard_normal(shape) for shape in ((d, r), (d, r), (d, r), (d, r), (d,)))
+    J = model_runs.parametrization_jacobian(U, V)
+    assert J.shape == (d * d + d, 2 * d * r + d)
+    h = 1e-6
+    fd = ((U + h * dU) @ (V + h * dV).T - (U - h * dU) @ (V - h * dV).T) / (2 * h)
+    out = J @ np.concatenate([dU.ravel(), dV.ravel(), du])
+    assert_allclose(out[: d * d].reshape(d, d), fd, atol=1e-8)
+    assert_allclose(out[d * d:], du, atol=0)
+    G = rng.standard_normal((r, r))                   # a gauge direction U -> U (I + tG), V -> V (I - tG)^T
+    gauge = J @ np.concatenate([(U @ G).ravel(), (-V @ G.T).ravel(), np.zeros(d)])
+    assert np.max(np.abs(gauge)) < 1e-12
+
+
+@pytest.mark.parametrize("d,r", [(4, 1), (6, 3), (8, 8), (12, 2)])
+def test_tangent_rank_is_d_plus_r_2d_minus_r(d, r):
+    tr = model_runs.tangent_rank(d, r, np.random.default_rng(d + r))
+    assert tr.rank == theory.dof_lower_bound(d, r)
+    kept, dropped = tr.gap
+    assert kept > 1e-3 and dropped < tr.tol
 
 
 # ------------------------------------------------------------------------------------------ Theorem 3
@@ -190,9 +226,23 @@ def test_closed_form_jacobian_equals_the_measured_finite_differences_of_the_esti
 
 def test_measured_jacobian_with_amplitude_s_matches_gamma_over_s():
     A, u = _instance(3, 4)
-    J = theory.first_order_jacobian(A, u, s=2.5)
-    M = model_runs.measured_jacobian(A, u, s=2.5)
-    assert_allclose(M.l1(), J.l1(), rtol=1e-5)
+    for s in (0.5, 2.5):
+        J = theory.first_order_jacobian(A, u, s=s)
+        M = model_runs.measured_jacobian(A, u, s=s)
+        assert_allclose(M.l1(), J.l1(), rtol=1e-5)
+        assert_allclose(M.value, J.gamma / s, rtol=1e-5, atol=1e-5 * np.max(J.l1()))
+        wrong = theory.wrong_first_order_jacobian_amplitude_squared(A, u, s=s)
+        assert np.max(np.abs(wrong.l1() - M.l1()) / M.l1()) > 0.05
+
+
+def test_wrong_jacobians_differ_from_the_finite_differences():
+    A, u = model_runs.conditioned_full_instance(4, np.random.default_rng(7), J_max=200.0)
+    M = model_runs.measured_jacobian(A, u)
+    eb = theory.wrong_first_order_jacobian_margin_without_e_b(A, u)
+    assert_allclose(eb.beta, theory.first_order_jacobian(A, u).beta)
+    assert np.max(np.abs(eb.alpha - M.probe) / np.abs(M.probe)) > 0.05
+    lf = theory.wrong_first_order_jacobian_logit_free(A, u)
+    assert np.all(lf.l1() < M.l1())
 
 
 def test_jacobian_l1_bound_of_theorem_3():
@@ -201,16 +251,20 @@ def test_jacobian_l1_bound_of_theorem_3():
         J = theory.first_order_jacobian(A, u)
         B_D = np.max(np.abs(theory.design_logits(A, u)))
         W = J.v0 + np.eye(6)
-        bound = 8 * np.exp(B_D) * (1 + (1 + np.abs(W).sum(1)[None, :] + np.abs(J.v0).sum())) / J.margin
+        margin = np.minimum(J.m, J.m0)[None, :]
+        bound = 8 * np.exp(B_D) * (1 + (1 + np.abs(W).sum(1)[None, :] + np.abs(J.v0).sum())) / margin
         assert np.all(J.l1() <= bound)
-        assert np.all(J.margin >= 1 - 1e-12)
+        assert np.all(margin >= 1 - 1e-12)
 
 
 def test_predicted_mse_scales_as_sigma2_over_n_and_logit_free_is_smaller():
     A, u = _instance(5)
-    m1 = theory.predicted_mse(A, u, 1e-3, 1)
-    assert theory.predicted_mse(A, u, 2e-3, 4) == pytest.approx(m1)
-    assert theory.wrong_predicted_mse_logit_free(A, u, 1e-3, 1) <= m1 / 16
+    J = theory.first_order_jacobian(A, u)
+    m1 = theory.predicted_mse(J, 1e-3, 1)
+    assert theory.predicted_mse(J, 2e-3, 4) == pytest.approx(m1)
+    assert theory.predicted_mse(theory.wrong_first_order_jacobian_logit_free(A, u), 1e-3, 1) <= m1 / 16
+    half = theory.first_order_jacobian(A, u, s=0.5)
+    assert half.frobenius2() == pytest.approx(np.sum(J.alpha**2) + 5 * np.sum(J.beta**2) + 4 * np.sum(J.gamma**2))
 
 
 # ------------------------------------------------------------------------------------------ Proposition 4
@@ -314,6 +368,13 @@ def test_mutation_c1d_low_rank_still_needs_d2(sketch_runs):
     assert not cl.claim_sketch_query_count("C1d", sk, theory=wrong).passed
 
 
+def test_mutation_c1e_parameter_dimension():
+    tr = model_runs.tangent_rank(P.d_lr, P.r, rng_for(P.seed, "C1-dim"))
+    assert cl.claim_parameter_dimension("C1e", tr).passed
+    wrong = variant(theory, dof_lower_bound=theory.wrong_dof_lower_bound_no_gauge)
+    assert not cl.claim_parameter_dimension("C1e", tr, theory=wrong).passed
+
+
 def test_mutation_c2_threshold(sketch_runs):
     c2 = cl.claim_sketch_threshold("C2", sketch_runs)
     assert c2.passed and c2.details["kstar"] == P.r
@@ -332,15 +393,57 @@ def test_c2_below_the_threshold_every_sketch_is_above_its_floor(sketch_runs):
 def noise_run():
     rng3 = rng_for(P.seed, "C3")
     A, u = model_runs.conditioned_full_instance(P.d_noise, rng3, J_max=P.J_max, A_scale=P.A_scale,
-                                                u_scale=P.u_scale)
+                                                u_scale=P.u_scale, s=P.s_amp)
     return model_runs.run_noise(A, u, P.sigma, P.n_list, P.R, rng3, s=P.s_amp)
 
 
-def test_mutation_c3_logit_free_propagation(noise_run):
-    wrong = variant(theory, predicted_mse=theory.wrong_predicted_mse_logit_free)
+WRONG_JACOBIANS = {
+    "logit-free": theory.wrong_first_order_jacobian_logit_free,
+    "amplitude 1/s^2": theory.wrong_first_order_jacobian_amplitude_squared,
+    "margin without e_b": theory.wrong_first_order_jacobian_margin_without_e_b,
+}
+
+
+@pytest.fixture(scope="module")
+def source_runs(noise_run):
+    rng = rng_for(P.seed, "C3-sources")
+    return {src: model_runs.run_noise(noise_run.A, noise_run.u, P.sigma, [1], 10 * P.R, rng, s=P.s_amp, source=src)
+            for src in ("probes", "values")}
+
+
+def test_the_two_parts_add_up_to_the_total():
+    A, u = _instance(5)
+    J = theory.first_order_jacobian(A, u, s=0.3)
+    parts = theory.predicted_mse_by_source(J, 1e-3, 4)
+    assert parts["probes"] + parts["values"] == pytest.approx(float(theory.predicted_mse(J, 1e-3, 4)))
+
+
+@pytest.mark.parametrize("source", ["probes", "values"])
+def test_mutation_c3_sources_logit_free(source_runs, source):
+    run = source_runs[source]
+    assert cl.claim_noise_mse_source("C3s", run).passed
+    wrong = variant(theory, first_order_jacobian=WRONG_JACOBIANS["logit-free"])
+    assert not cl.claim_noise_mse_source("C3s", run, theory=wrong).passed
+
+
+def test_mutation_c3_values_amplitude_squared(source_runs):
+    wrong = variant(theory, first_order_jacobian=WRONG_JACOBIANS["amplitude 1/s^2"])
+    assert not cl.claim_noise_mse_source("C3s", source_runs["values"], theory=wrong).passed
+
+
+def test_the_defaults_test_the_amplitude():
+    assert P.s_amp != 1.0
+
+
+@pytest.mark.parametrize("which", ["amplitude 1/s^2", "logit-free"])
+def test_mutation_c3_wrong_jacobians(noise_run, which):
+    """The logit-free and the 1/s^2 Jacobians are rejected at every n."""
+    wrong = variant(theory, first_order_jacobian=WRONG_JACOBIANS[which])
     for i in range(len(P.n_list)):
         assert cl.claim_noise_mse("C3", noise_run, i).passed
         assert not cl.claim_noise_mse("C3", noise_run, i, theory=wrong).passed
+
+
 
 
 def test_mutation_c3_lazy_oracle_count(noise_run):
@@ -359,14 +462,26 @@ def test_mutation_c3_rate_exponent(noise_run):
 def adversary_run():
     rng4 = rng_for(P.seed, "C4")
     A, u = model_runs.conditioned_full_instance(P.d_noise, rng4, J_max=P.J_max, A_scale=P.A_scale,
-                                                u_scale=P.u_scale)
-    return model_runs.run_adversarial(A, u, P.tau_list, P.tau_adv, P.n_adv, rng4)
+                                                u_scale=P.u_scale, s=P.s_amp)
+    return model_runs.run_adversarial(A, u, P.tau_list, P.tau_adv, P.n_adv, rng4, s=P.s_amp)
 
 
 def test_mutation_c4a_margin_only(adversary_run):
     assert cl.claim_worst_coefficient("C4a", adversary_run).passed
     wrong = variant(theory, worst_coefficient=theory.wrong_worst_coefficient_margin_only)
     assert not cl.claim_worst_coefficient("C4a", adversary_run, theory=wrong).passed
+
+
+@pytest.mark.parametrize("which", sorted(WRONG_JACOBIANS))
+def test_mutation_c4a_wrong_jacobians(adversary_run, which):
+    wrong = variant(theory, first_order_jacobian=WRONG_JACOBIANS[which])
+    assert not cl.claim_worst_coefficient("C4a", adversary_run, theory=wrong).passed
+
+
+def test_mutation_c4b_margin_without_e_b(adversary_run):
+    """The margin without its e_b term (the referee's wrong theory) is rejected by C4b too (and by C4a)."""
+    wrong = variant(theory, first_order_jacobian=WRONG_JACOBIANS["margin without e_b"])
+    assert not cl.claim_random_adversaries("C4b", adversary_run, theory=wrong).passed
 
 
 def test_mutation_c4b_margin_only(adversary_run):
@@ -376,7 +491,7 @@ def test_mutation_c4b_margin_only(adversary_run):
 
 
 def test_c4_worst_entry_of_the_measured_jacobian_is_the_theory_s(adversary_run):
-    L1 = theory.first_order_jacobian(adversary_run.A, adversary_run.u).l1()
+    L1 = theory.first_order_jacobian(adversary_run.A, adversary_run.u, s=adversary_run.s).l1()
     assert adversary_run.worst == np.unravel_index(int(np.argmax(L1)), L1.shape)
 
 

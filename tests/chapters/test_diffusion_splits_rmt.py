@@ -11,7 +11,7 @@ import pytest
 from numpy.testing import assert_allclose
 from threadpoolctl import threadpool_limits
 
-from theorylib.chapters.diffusion_splits_rmt import CHAPTER, claims, model, model_stats, theory
+from theorylib.chapters.diffusion_splits_rmt import CHAPTER, claims, estimators, model, model_stats, numerics, theory
 from theorylib.core import rng_for
 from theorylib.core.theory import variant
 
@@ -36,7 +36,7 @@ def test_kappa_solves_its_equation_above_kappa0(d, n, lam):
         k0 = theory.kappa(0.0, s, n)
         assert k >= k0
         grid = np.linspace(k0 * 1e-3, k0 * (1 - 1e-9), 50)
-        assert np.all(grid * (1 - theory.df1(grid, s) / n) < 0)
+        assert all(g * (1 - theory.df1(g, s) / n) < 0 for g in grid)
     if lam > 0:
         assert 1 - theory.df2(k, s) / n >= lam / k * (1 - 1e-12)
 
@@ -44,7 +44,7 @@ def test_kappa_solves_its_equation_above_kappa0(d, n, lam):
 def test_g_is_not_monotone_for_d_above_n_but_root_is_unique():
     s, n = model.logunif_spectrum(100), 50
     grid = np.geomspace(1e-4, 10, 4000)
-    g = grid * (1 - theory.df1(grid, s) / n)
+    g = np.array([k * (1 - theory.df1(k, s) / n) for k in grid])
     assert np.any(np.diff(g) < 0)  # the spec's monotonicity claim is false here
     for lam in (0.02, 0.1, 0.4):
         roots = np.flatnonzero(np.diff(np.sign(g - lam)))
@@ -55,9 +55,9 @@ def test_g_is_not_monotone_for_d_above_n_but_root_is_unique():
 def test_kappa_increasing_in_lambda_and_tends_to_lambda_as_n_grows():
     s = model.logunif_spectrum(40)
     lams = np.geomspace(1e-3, 10, 30)
-    ks = theory.kappa_vec(lams, s, 60)
+    ks = np.array([theory.kappa(v, s, 60) for v in lams])
     assert np.all(np.diff(ks) > 0)
-    assert_allclose(theory.kappa_vec(lams, s, 10**9), lams, rtol=1e-6)
+    assert_allclose([theory.kappa(v, s, 10**9) for v in lams], lams, rtol=1e-6)
 
 
 @pytest.mark.parametrize("d,n", [(50, 200), (200, 100), (100, 100)])
@@ -107,10 +107,25 @@ def test_inverse_wishart_mean_shows_the_order_one_over_n_gap():
     assert_allclose(theory.kappa(1e-9, s, n) / 1e-9, n / (n - d), rtol=1e-6)
 
 
-def test_stieltjes_identity_for_the_sampling_map():
+def test_stieltjes_identities_for_the_fractional_powers():
+    """The scalar identities behind C4, by the theory's own quadratures: sqrt((x+a)/(x+b)) and sqrt(x)."""
     x = np.array([0.0, 1e-3, 0.03, 1.0, 4.0, 1e3])
-    for a, b in [(4e-6, 100.0), (0.01, 2.0)]:
-        assert_allclose(theory.stieltjes_sqrt_ratio(x, a, b), np.sqrt((x + a) / (x + b)), atol=1e-10, rtol=0)
+    for a, b in [(4e-6, 100.0), (0.01, 100.0), (0.01, 2.0)]:
+        assert_allclose(theory.sqrt_ratio_integral(lambda t: 1 / (x + t), a, b), np.sqrt((x + a) / (x + b)),
+                        atol=1e-10, rtol=0)
+    xp = x[1:]
+    assert_allclose(theory.sqrt_integral(lambda lam: xp / (xp + lam), xp), np.sqrt(xp), rtol=1e-9)
+    with pytest.raises(ValueError, match="0 < a < b"):
+        theory.sqrt_ratio_integral(lambda t: 1 / (x + t), 1.0, 1.0)
+
+
+def test_numerics_root_conventions_and_half_line_quadrature():
+    assert_allclose(numerics.increasing_root(lambda k: k - 0.3, 0.0, 1.0), 0.3, rtol=1e-15)
+    assert numerics.increasing_root(lambda k: 1.0, 0.0, 1.0) == 0.0  # f(lo+) >= 0: the left end
+    assert numerics.increasing_root(lambda k: -1.0, 0.0, 2.0) == 2.0  # f(hi) <= 0: the right end
+    assert_allclose(numerics.quad_half_line(lambda u: np.array([1 / (1 + u * u)]), np.zeros(1)), [np.pi / 2],
+                    rtol=1e-10)
+    assert_allclose(numerics.quad_sin2(lambda u: np.array([np.sin(u) ** 2]), 0.01, 100.0), [np.pi / 4], rtol=1e-10)
 
 
 def test_fractional_equivalents_reduce_to_plugin_when_n_is_huge():
@@ -128,10 +143,10 @@ def test_second_order_formula_with_A_sigma_is_the_ridge_bias():
     k = theory.kappa(0.1, s, n)
     full = theory.second_order_equivalent(s, k, np.diag(s), n)
     g = 1 / (s + k)
-    # kappa^2 G Sigma G (1 + tr(Sigma^2 G^2)/n/(1-df2/n)) = kappa^2 Sigma G^2/(1 - df2/n)
-    assert_allclose(np.diag(full), theory.ridge_bias_formula(s, k, n), rtol=1e-12)
+    # kappa^2 G Sigma G (1 + tr(Sigma^2 G^2)/n/(1-df2/n)) = kappa^2 Sigma G^2/(1 - df2/n), the classical ridge bias
+    ridge_bias = k**2 * s * g**2 / (1 - np.sum(s**2 * g**2) / n)
+    assert_allclose(np.diag(full), ridge_bias, rtol=1e-12)
     assert_allclose(full - np.diag(np.diag(full)), 0, atol=1e-15)
-    assert_allclose(theory.ridge_bias_formula(s, k, n), k**2 * s * g**2 / (1 - theory.df2(k, s) / n))
 
 
 def test_covariance_prediction_is_homogeneous_and_consistent():
@@ -141,10 +156,16 @@ def test_covariance_prediction_is_homogeneous_and_consistent():
     c = theory.predicted_cov_diag(s, k, y, n)
     assert_allclose(theory.predicted_cov_diag(s, k, 3 * y, n), 9 * c)
     assert_allclose(theory.predicted_disagreement(s, k, y, n), 2 * c.sum())
-    # off-diagonal-free second-order term with A = yy^T/|y|^2 equals c(y)/|y|^2 G Sigma G
-    A = np.outer(y, y) / (y @ y)
-    sec = theory.second_order_equivalent(s, k, A, n) - k**2 * np.outer(y / (s + k), y / (s + k)) / (y @ y)
-    assert_allclose(np.diag(sec), c / (y @ y), rtol=1e-12)
+    # the covariance is c(y) s/(s+kappa)^2, c(y) = kappa^2 (y^T Sigma G^2 y / n)/(1 - df2/n)
+    g = 1 / (s + k)
+    c_y = k**2 * np.sum(s * g**2 * y**2) / n / (1 - np.sum(s**2 * g**2) / n)
+    assert_allclose(c, c_y * s * g**2, rtol=1e-12)
+    assert_allclose(theory.wrong_cov_diag_no_amplification(s, k, y, n), c / theory.amplification(s, k, n), rtol=1e-12)
+    # the referee's wrong theory: the amplification at sigma^2 = kappa (1 - df1/n) instead of at kappa
+    sig2 = 0.05
+    wrong = theory.wrong_cov_diag_amplification_at_sigma2(s, k, y, n)
+    assert_allclose(wrong / c, (1 - theory.df2(k, s) / n) / (1 - theory.df2(sig2, s) / n), rtol=1e-10)
+    assert np.all(wrong > c)  # df2(sigma^2) > df2(kappa): the wrong theory over-amplifies
     with pytest.raises(ValueError, match="shape"):
         theory.predicted_cov_diag(s, k, y[:5], n)
 
@@ -157,8 +178,11 @@ def test_amplification_rankone_and_pair_identity():
     assert 1 < amp <= k / 0.1 * (1 + 1e-12)  # 1 - df2/n >= lam/kappa (the lemma)
     with pytest.raises(ValueError, match="df2"):
         theory.amplification(s, 1e-6, 5)  # not the renormalised noise of (s, 5)
-    # Sigma = I and y = e_1: y^T G^4 y / ((y^T G^2 y) tr G^2) = 1/d
-    assert_allclose(theory.rankone_relative(np.ones(20), np.eye(20)[0], 0.3), 1 / 20, rtol=1e-14)
+    # Sigma = I and y = e_1: the rank-one term is 1/d of the rest, and the limit is sigma^4 (d+1)/(1+sigma^2)^4
+    full, dropped = (theory.delta_method_variance(np.ones(20), np.eye(20)[0], 0.3),
+                     theory.wrong_delta_method_no_rankone(np.ones(20), np.eye(20)[0], 0.3))
+    assert_allclose(full / dropped - 1, 1 / 20, rtol=1e-13)
+    assert_allclose(full, 0.3**2 * 21 / 1.3**4, rtol=1e-13)
     assert_allclose(theory.split_pair_disagreement([1.0, 2.5]), [2.0, 5.0])
     assert_allclose(theory.wrong_split_pair_disagreement([1.0, 2.5]), [1.0, 2.5])
 
@@ -202,25 +226,25 @@ def test_centered_data_equals_n_minus_one_substitution():
 
 def test_jackknife_of_a_mean_is_the_classical_standard_error():
     x = rng_for(0, "test-jk").standard_normal((50, 3))
-    est, cov = model_stats.jackknife(x, lambda m, _c: m)
+    est, cov = estimators.jackknife(x, lambda m, _c: m)
     assert_allclose(est, x.mean(axis=0))
     assert_allclose(cov, np.cov(x.T) / 50, rtol=1e-12)
     with pytest.raises(ValueError, match="3 units"):
-        model_stats.jackknife(x[:2], lambda m, _c: m)
+        estimators.jackknife(x[:2], lambda m, _c: m)
 
 
 def test_richardson_and_whitening():
-    r, c = model_stats.richardson(np.array([0.02, 0.01]), np.eye(2) * 1e-4, np.array([0.01, 0.005]), np.eye(2) * 2e-4)
+    r, c = estimators.richardson(np.array([0.02, 0.01]), np.eye(2) * 1e-4, np.array([0.01, 0.005]), np.eye(2) * 2e-4)
     assert_allclose(r, [0.0, 0.0], atol=1e-15)
     assert_allclose(c, np.eye(2) * 9e-4)
     cov = np.array([[2.0, 0.5], [0.5, 1.0]])
     v = np.array([1.0, -2.0])
-    z = model_stats.whiten(v, cov)
+    z = estimators.whiten(v, cov)
     assert_allclose(z @ z, v @ np.linalg.solve(cov, v))
     with pytest.raises(ValueError, match="covariance"):
-        model_stats.whiten(v, np.eye(3))
+        estimators.whiten(v, np.eye(3))
     with pytest.raises(ValueError, match="shapes"):
-        model_stats.richardson(np.zeros(2), 1, np.zeros(3), 1)
+        estimators.richardson(np.zeros(2), 1, np.zeros(3), 1)
 
 
 def test_sizes_spectra_inputs_bad_input():
@@ -240,11 +264,59 @@ def test_sizes_spectra_inputs_bad_input():
     assert Y.shape == (4, 30) and np.count_nonzero(Y[1]) == 1 and np.count_nonzero(Y[2]) == 1
 
 
+def test_isotropic_shrinkage_is_the_normalized_trace():
+    rng = rng_for(2, "test-iso")
+    out = model.isotropic_shrinkage(6, 4, 3, [0.1, 1.0], rng)
+    X = rng_for(2, "test-iso").standard_normal((3, 4, 6))
+    for r in range(3):
+        S = X[r].T @ X[r] / 4
+        for j, t in enumerate((0.1, 1.0)):
+            assert_allclose(out[r, j], t * np.trace(np.linalg.inv(S + t * np.eye(6))) / 6, rtol=1e-10)
+    design = model.SplitDesign.from_params({**CHAPTER.defaults(), "d": 20})
+    iso_P, iso_2P = model.run_isotropic(design, 10, rngs=[rng_for(0, "a"), rng_for(0, "b")])
+    assert (iso_P.d, iso_P.n, iso_2P.d, iso_2P.n) == (20, 40, 40, 80)
+    assert iso_P.shrink.shape == (10, 3) and iso_2P.shrink.shape == (5, 3)
+    with pytest.raises(ValueError, match="two streams"):
+        model.run_isotropic(design, 10, rngs=[rng_for(0, "a")])
+
+
+def test_peak_mode_input_and_fixed_d_experiment():
+    s = model.logunif_spectrum(10)
+    y = model.peak_mode_input(s, 0.05)
+    m = int(np.flatnonzero(y)[0])
+    assert np.count_nonzero(y) == 1 and abs(np.log(s[m] / 0.05)) == np.min(np.abs(np.log(s / 0.05)))
+    assert_allclose(y[m], np.sqrt(s[m] + 0.05))
+    fd = model.fixed_d_experiment(d=10, ns=[40, 80], reps=7, sigma2=0.05, spectrum="logunif", s_max=4.0,
+                                  s_decay=5.0, rngs=[rng_for(0, "a"), rng_for(0, "b")], chunk=3)
+    assert fd.ns == (40, 80) and [D.shape for D in fd.denoised] == [(7, 10), (7, 10)]
+    with pytest.raises(ValueError, match="one random stream per size"):
+        model.fixed_d_experiment(d=10, ns=[40, 80], reps=7, sigma2=0.05, spectrum="logunif", s_max=4.0,
+                                 s_decay=5.0, rngs=[rng_for(0, "a")])
+    with pytest.raises(ValueError, match="n and 2n"):
+        claims.claim_fixed_d("x", model.FixedDData(fd.s, fd.y, 0.05, (40, 100), fd.denoised))
+
+
+def test_bank_inputs_are_extra_rows_and_leave_the_named_inputs_alone():
+    s = model.logunif_spectrum(20)
+    rng = rng_for(0, "bank")
+    Y = model.fluct_inputs(s, 0.05, rng)
+    bank = model.random_inputs(s, 0.05, 3, rng)
+    run = model.simulate_splits(s, 40, 6, rng_for(1, "x"), sigma2_list=[0.05], sigma2_fluct=0.05, inputs=Y,
+                                a=0.01, b=100.0, bank=bank)
+    alone = model.simulate_splits(s, 40, 6, rng_for(1, "x"), sigma2_list=[0.05], sigma2_fluct=0.05, inputs=Y,
+                                  a=0.01, b=100.0)
+    assert run.bank_denoised.shape == (6, 3, 20) and alone.bank_denoised.shape == (6, 0, 20)
+    assert_allclose(run.denoised, alone.denoised, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="bank inputs"):
+        model.simulate_splits(s, 40, 6, rng_for(1, "x"), sigma2_list=[0.05], sigma2_fluct=0.05, inputs=Y,
+                              a=0.01, b=100.0, bank=np.ones((2, 5)))
+
+
 # ------------------------------------------------------------------------------------------------
 # the model never sees the theory
 
 
-@pytest.mark.parametrize("module", [model, model_stats])
+@pytest.mark.parametrize("module", [model, model_stats, estimators])
 def test_model_modules_never_import_theory_or_claims(module):
     tree = ast.parse(Path(module.__file__).read_text())
     imported = set()
@@ -304,6 +376,36 @@ def test_mutation_C1_kappa(runs, j):
             wrong.__name__
 
 
+@pytest.fixture(scope="module")
+def iso():
+    with threadpool_limits(1):
+        return model.run_isotropic(model.SplitDesign.from_params(D), D["iso_reps"],
+                                   rngs=[rng_for(D["seed"], "C1-iso", t) for t in ("P", "2P")])
+
+
+def test_mutation_C1_isotropic(iso):
+    claim = claims.claim_isotropic("C1iso", *iso)
+    assert claim.passed and claim.details["r_inf"].shape == (len(D["sigma2_list"]),)
+    other = variant(theory, mp_kappa_isotropic=theory.wrong_mp_kappa_other_root)
+    assert not claims.claim_isotropic("C1iso", *iso, theory=other).passed
+    # and the Sigma = I closed form is the root of the general equation
+    assert not claims.claim_isotropic("C1iso", *iso, theory=variant(
+        theory, mp_kappa_isotropic=lambda lam, gamma: theory.wrong_kappa_unrenormalized(lam, np.ones(2), 2))).passed
+
+
+def test_mutation_C2_bank_rejects_the_referees_amplification(runs):
+    """The referee's wrong theory, 1/(1 - df2(sigma^2)/n), is rejected by the pooled claim with a wide margin."""
+    run_P, run_2P = runs
+    claim = claims.claim_bank("C2bank", run_P, run_2P)
+    assert claim.passed and run_P.bank.shape == (D["bank_inputs"], run_P.s.size)
+    wrong = claims.claim_bank("C2bank", run_P, run_2P, theory=variant(
+        theory, predicted_cov_diag=theory.wrong_cov_diag_amplification_at_sigma2))
+    assert not wrong.passed
+    assert abs(wrong.measured - 1) / wrong.details["se_inf"][0] > 10
+    assert not claims.claim_bank("C2bank", run_P, run_2P, theory=variant(
+        theory, predicted_cov_diag=theory.wrong_cov_diag_no_amplification)).passed
+
+
 MUTANTS_C2 = {"random": {"predicted_cov_diag": theory.wrong_cov_diag_no_amplification},
               "top": {"predicted_cov_diag": theory.wrong_cov_diag_input_blind},
               "mid": {"kappa": theory.wrong_kappa_unrenormalized},
@@ -352,6 +454,23 @@ def test_mutation_C3_rate(rate):
         assert not bad.passed, wrong.__name__
     with pytest.raises(ValueError, match="fewer than 3"):
         claims.claim_rate("C3", rate, 1000, rng_for(D["seed"], "C3-boot"))
+
+
+@pytest.fixture(scope="module")
+def fixed_d():
+    ns = [D["rankone_n"], 2 * D["rankone_n"]]
+    with threadpool_limits(1):
+        return model.fixed_d_experiment(d=D["rankone_d"], ns=ns, reps=D["rankone_reps"], sigma2=D["sigma2_fluct"],
+                                        spectrum=D["spectrum"], s_max=D["s_max"], s_decay=D["s_decay"],
+                                        rngs=[rng_for(D["seed"], "C3-fixed-d", str(n)) for n in ns])
+
+
+def test_mutation_C3_fixed_d_rank_one_term(fixed_d):
+    claim = claims.claim_fixed_d("C3d", fixed_d)
+    assert claim.passed
+    dropped = claims.claim_fixed_d("C3d", fixed_d, theory=variant(
+        theory, delta_method_variance=theory.wrong_delta_method_no_rankone))
+    assert not dropped.passed
 
 
 def test_mutation_C4_fractional(runs):

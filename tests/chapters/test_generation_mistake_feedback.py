@@ -1,6 +1,7 @@
 """Tests of chapter 'generation-mistake-feedback': families, theory, model, and one mutation test per claim."""
 
 import ast
+import itertools
 import math
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import numpy.testing as npt
 import pytest
 
 from theorylib.chapters import generation_mistake_feedback as chapter
-from theorylib.chapters.generation_mistake_feedback import CHAPTER, claims, families, model, theory
+from theorylib.chapters.generation_mistake_feedback import CHAPTER, claims, families, model, theory, tolerances
 from theorylib.chapters.generation_mistake_feedback import model_games as games
 from theorylib.chapters.generation_mistake_feedback import model_generators as gens
 from theorylib.core import rng_for
@@ -185,7 +186,89 @@ def test_lie_theory_values():
 
 
 def test_envelope_kappa_default_grid():
-    npt.assert_allclose(theory.envelope_kappa(2.0 ** np.arange(6, 15)), 1 / (6 * math.log(2)), rtol=1e-12)
+    npt.assert_allclose(tolerances.envelope_kappa(2.0 ** np.arange(6, 15)), 1 / (6 * math.log(2)), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- unit tests: the exact no-feedback minimax
+
+
+class _FixedTypes(gens.BaseGenerator):
+    """No feedback: fresh copies of a fixed sequence of types."""
+
+    uses_feedback = False
+    name = "fixed-types"
+
+    def __init__(self, types):
+        self.types = [int(f) for f in types]
+
+    def reset(self, collection):
+        super().reset(collection)
+        self.t = 0
+
+    def _choose(self):
+        f = self.types[self.t]
+        self.t += 1
+        return self.fresh_copy(f)
+
+
+def test_count_vectors():
+    C = model.count_vectors(3, 4)
+    assert C.shape == (math.comb(7, 3), 3) and (C >= 0).all() and (C.sum(axis=1) <= 4).all()
+    assert len({tuple(c) for c in C}) == C.shape[0]
+
+
+def test_no_feedback_minimax_against_every_type_sequence_through_the_simulator():
+    inc = families.k_subsets_family(3, 2)  # {0,1}, {0,2}, {1,2}: no common type
+    fam = gens.TypeFamily(inc)
+    T = 5
+    stream = games.uninformative_stream(3, T)
+    best = np.full(T, 10**6)
+    for seq in itertools.product(range(3), repeat=T):
+        M = games.simulate_no_feedback(fam, _FixedTypes(seq), T, stream).max(axis=0)
+        best = np.minimum(best, M)
+    npt.assert_array_equal(model.no_feedback_minimax(inc, T)[1:], best)
+
+
+@pytest.mark.parametrize("kind,n,k", [("k-subsets", 4, 2), ("cyclic-intervals", 5, 2), ("intervals", 6, 2)])
+def test_optimal_counts_attain_the_minimax_in_the_simulator(kind, n, k):
+    inc = families.structured(kind, n, k)
+    fam = gens.TypeFamily(inc)
+    V = model.no_feedback_minimax(inc, 3 * n)
+    for T in (n, 2 * n + 1, 3 * n):
+        c = model.no_feedback_optimal_counts(inc, T)
+        assert c.sum() == T
+        seq = np.repeat(np.arange(n), c)
+        M = games.simulate_no_feedback(fam, _FixedTypes(seq), T, games.uninformative_stream(n, T))
+        assert M[:, -1].max() == V[T]
+
+
+def test_no_feedback_minimax_sandwich_and_tightness():
+    """Prop. (exact no-feedback minimax): the lower end of (ii) everywhere, the upper end
+    ceil(T (tau-1)/tau) everywhere, equality (iii) on regular families where (T mod n) k < n."""
+    rng = np.random.default_rng(17)
+    incs = [families.structured(*spec) for spec in families.REGULAR_SMALL]
+    incs += [inc for inc in (model.random_family(rng, int(rng.integers(3, 6)), int(rng.integers(2, 8)), 0.4)
+                             for _ in range(30)) if not model.has_common_type(inc)]
+    for inc in incs:
+        n, tau = inc.shape[1], theory.tau(inc)
+        V = model.no_feedback_minimax(inc, 3 * n)
+        for T in range(1, 3 * n + 1):
+            assert theory.no_feedback_envelope(inc, T)[0] <= V[T] <= -(-T * (tau - 1) // tau)
+    for kind, n, k in families.REGULAR_SMALL:
+        inc = families.structured(kind, n, k)
+        kk = int(inc.sum(axis=1)[0])
+        assert (inc.sum(axis=1) == kk).all() and (inc.sum(axis=0) == theory.max_degree(inc)).all()
+        assert not model.has_common_type(inc)
+        V = model.no_feedback_minimax(inc, 3 * n)
+        for T in range(1, 3 * n + 1):
+            if (T % n) * kk < n:
+                assert V[T] == theory.no_feedback_envelope(inc, T)[0] == T - kk * (T // n)
+
+
+def test_cyclic_intervals():
+    inc = families.cyclic_interval_family(5, 2)
+    assert inc.shape == (5, 5) and (inc.sum(axis=0) == 2).all() and (inc.sum(axis=1) == 2).all()
+    assert theory.tau(inc) == 3
 
 
 def test_exact_slope_and_loglog_slope():
@@ -219,6 +302,11 @@ def test_exact_slope_and_loglog_slope():
     (lambda: games.simulate(gens.TypeFamily(families.disjoint_family(2)), gens.GreedyGen(), 0, 0,
                             games.uninformative_stream(2, 5)), "positive"),
     (lambda: model.run_no_feedback([model.structured_instance("k-subsets", 4, 4)], 8), "common type"),
+    (lambda: model.no_feedback_minimax(np.ones((2, 8), dtype=bool), 3), "at most 7 types"),
+    (lambda: model.count_vectors(2, 1001), "S <= 1000"),
+    (lambda: families.cyclic_interval_family(4, 4), r"k = 4 must be an integer in \[1, 3\]"),
+    (lambda: claims.claim_no_feedback_tight("C3e", model.ExactNoFeedbackResult(
+        ["x"], [families.interval_family(5, 2)], [True], [np.zeros(15, dtype=np.int64)])), "Delta-regular"),
 ])
 def test_bad_input(call, msg):
     with pytest.raises(ValueError, match=msg):
@@ -259,6 +347,11 @@ def zoo(c1):
 @pytest.fixture(scope="module")
 def res3(c1):
     return model.run_no_feedback(model.c3_instances(c1[0], D["n_c3"]), D["T_max_pow"])
+
+
+@pytest.fixture(scope="module")
+def res3x(c1):
+    return model.run_no_feedback_exact(c1[0])
 
 
 @pytest.fixture(scope="module")
@@ -322,6 +415,31 @@ def test_mutation_c3a(res3):
     assert not claims.claim_no_feedback_envelope("C3a", res3, theory=wrong).passed
 
 
+def test_mutation_c3a_has_no_power_against_a_stronger_bound(res3):
+    """Why C3d-e exist: the false, stronger bound ceil(T(tau-1)/tau) passes C3a (the zoo sits far above)."""
+    wrong = variant(theory, no_feedback_envelope=theory.wrong_no_feedback_envelope_tau)
+    assert claims.claim_no_feedback_envelope("C3a", res3, theory=wrong).passed
+
+
+def test_mutation_c3d(res3x):
+    c = claims.claim_no_feedback_minimax("C3d", res3x)
+    assert c.passed and c.details["slack"] == 0
+    wrong = variant(theory, no_feedback_envelope=theory.wrong_no_feedback_envelope_tau)  # false, stronger bound
+    assert not claims.claim_no_feedback_minimax("C3d", res3x, theory=wrong).passed
+
+
+@pytest.mark.parametrize("wrong", ["wrong_no_feedback_envelope_tau", "weaker"])
+def test_mutation_c3e(res3x, wrong):
+    c = claims.claim_no_feedback_tight("C3e", res3x)
+    assert c.passed and c.predicted >= 100
+    if wrong == "weaker":  # a true but weaker bound, ceil(T(m - Delta)/(2m)), is rejected too
+        def fn(inc, T):
+            return -(-T * (inc.shape[0] - theory.max_degree(inc)) // (2 * inc.shape[0])), T
+    else:
+        fn = getattr(theory, wrong)
+    assert not claims.claim_no_feedback_tight("C3e", res3x, theory=variant(theory, no_feedback_envelope=fn)).passed
+
+
 def test_mutation_c3b(res3):
     assert claims.claim_no_feedback_slope("C3b", res3).passed
     wrong = variant(theory, no_feedback_slope=theory.wrong_no_feedback_slope)
@@ -334,10 +452,11 @@ def test_mutation_c3c(res3):
     assert not claims.claim_feedback_constant("C3c", res3, theory=wrong).passed
 
 
-def test_mutation_c4a(lies):
+@pytest.mark.parametrize("wrong", ["wrong_lie_bound_without_ell", "wrong_lie_bound_without_indicator"])
+def test_mutation_c4a(lies, wrong):
     assert claims.claim_lies_constructed("C4a", lies).passed
-    wrong = variant(theory, lie_bound=theory.wrong_lie_bound_without_ell)  # the bound without the + ell term
-    assert not claims.claim_lies_constructed("C4a", lies, theory=wrong).passed
+    bad = variant(theory, lie_bound=getattr(theory, wrong))  # without the + ell term; without its 1[i* >= 2]
+    assert not claims.claim_lies_constructed("C4a", lies, theory=bad).passed
     assert np.all(lies.constructed_lies == np.array(lies.ells)[:, None] * (np.array(lies.i_stars) >= 2))
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from theorylib.chapters.hierarchical_labels_layerwise_sgd import CHAPTER, claims, model, theory
+from theorylib.chapters.hierarchical_labels_layerwise_sgd import CHAPTER, claims, model, model_sgd, theory
 from theorylib.chapters.hierarchical_labels_layerwise_sgd import model_net as net_model
 from theorylib.core import rng_for, setup
 from theorylib.core.theory import variant
@@ -24,7 +24,7 @@ PACKAGE = Path(claims.__file__).parent
 # ------------------------------------------------------------------ package layout
 
 
-@pytest.mark.parametrize("module", ["model.py", "model_net.py"])
+@pytest.mark.parametrize("module", ["model.py", "model_sgd.py", "model_net.py"])
 def test_model_never_imports_theory_or_claims(module):
     tree = ast.parse((PACKAGE / module).read_text())
     for node in ast.walk(tree):
@@ -178,62 +178,75 @@ def test_steps_to_mse_rejects(args, msg):
         theory.steps_to_mse(*args)
 
 
-def test_law_design_checkpoints():
-    m = 8
+def test_c1_design_is_the_theory_steps_and_a_measured_horizon():
+    m, R = 8, 400
     p = theory.n_features(m)
-    for (label, eta, B), (label2, eta2, B2, ts) in zip(theory.law_configs(m), theory.law_design(m), strict=True):
+    for B in (1, 4, 16):
+        assert model_sgd.normalised_step(B, p) == theory.optimal_step(B, p)  # to the last bit
+    study = model_sgd.law_experiment(m, R, rng_for(0, "C1"))
+    assert len(study.cells) == 9
+    for (label, eta, B), (label2, eta2, B2, ts) in zip(model_sgd.law_configs(m), study.design, strict=True):
         assert (label, eta, B) == (label2, eta2, B2)
         T = ts[-1]
-        rho = theory.sgd_contraction(eta, B, p)
-        assert rho**T <= theory.LAW_TARGET < rho ** (T - 1)
         assert ts == (T // 4, T // 2, T)
+        # the pilot's horizon sits where the law puts rho^T = 1e-3, up to the pilot's noise
+        assert abs(T - theory.steps_to_mse(model_sgd.LAW_TARGET, eta, B, p)) <= 0.1 * T
+    assert [c.t for c in study.cells[:3]] == list(study.design[0][3])
+    assert all(c.m == m and c.p == theory.n_features(m) for c in study.cells)
+
+
+def test_pilot_horizon_is_a_first_passage():
+    m, eta, B, R = 4, 0.2, 2, 50
+    T = model_sgd.pilot_horizon(m, eta, B, R, np.random.default_rng(9))
+    curve = model_sgd.sgd_readout_runs(m, model.pair_index(m, 0, 1), eta, B, T, R, np.random.default_rng(9)).mean(1)
+    assert curve[T] <= model_sgd.LAW_TARGET < curve[:T].min()
 
 
 def test_projection_runs_are_monotone():
     m = 5
     p = model.n_quad_features(m)
-    runs = model.sgd_readout_runs(m, model.pair_index(m, 0, 1), 1 / p, 1, 60, 30, np.random.default_rng(1))
+    runs = model_sgd.sgd_readout_runs(m, model.pair_index(m, 0, 1), 1 / p, 1, 60, 30, np.random.default_rng(1))
     assert runs.shape == (61, 30)
     assert_allclose(runs[0], 1.0)
     assert np.all(np.diff(runs, axis=0) <= 1e-12)
     with pytest.raises(ValueError, match="target_col"):
-        model.sgd_readout_runs(m, p, 0.1, 1, 5, 3, np.random.default_rng(0))
+        model_sgd.sgd_readout_runs(m, p, 0.1, 1, 5, 3, np.random.default_rng(0))
 
 
 def test_runs_do_not_depend_on_how_steps_are_grouped():
     """The C2 study advances its runs a chunk at a time; the draws and values equal one long run's."""
     m, B, T, R = 4, 2, 37, 9
     p = model.n_quad_features(m)
-    whole = model.sgd_readout_runs(m, model.pair_index(m, 0, 1), 0.1, B, T, R, np.random.default_rng(4))
-    runs = model._ReadoutRuns(m, model.pair_index(m, 0, 1), 0.1, B, R, np.random.default_rng(4))
+    whole = model_sgd.sgd_readout_runs(m, model.pair_index(m, 0, 1), 0.1, B, T, R, np.random.default_rng(4))
+    runs = model_sgd._ReadoutRuns(m, model.pair_index(m, 0, 1), 0.1, B, R, np.random.default_rng(4))
     parts = [runs.sq_norms()[None, :], runs.advance(5), runs.advance(p), runs.advance(T - 5 - p)]
     assert_array_equal(np.concatenate(parts), whole)
 
 
 def test_first_passage():
-    assert_array_equal(model.first_passage(np.array([[1.0, 0.5, 0.1, 0.05]]), 0.1), [2])
+    assert_array_equal(model_sgd.first_passage(np.array([[1.0, 0.5, 0.1, 0.05]]), 0.1), [2])
     rho = theory.sgd_contraction(1 / 11, 1, 11)
     curve = rho ** np.arange(80.0)
-    t = model.first_passage(curve, 0.01, interpolate=True)
+    t = model_sgd.first_passage(curve, 0.01, interpolate=True)
     assert t == pytest.approx(theory.crossing_time(0.01, 1 / 11, 1, 11), rel=1e-12)
     assert theory.steps_to_mse(0.01, 1 / 11, 1, 11) - 1 < t <= theory.steps_to_mse(0.01, 1 / 11, 1, 11)
     with pytest.raises(ValueError, match="never falls"):
-        model.first_passage(np.array([1.0, 0.5]), 0.1)
+        model_sgd.first_passage(np.array([1.0, 0.5]), 0.1)
 
 
 def test_rate_study_simulates_past_every_crossing():
     m_list, eps = [3, 5], 0.05
-    study = model.rate_study(m_list, eps, 40, np.random.default_rng(2), n_boot=50)
+    study = model_sgd.rate_study(m_list, eps, 40, np.random.default_rng(2), n_boot=50)
     assert study.p.tolist() == [7.0, 16.0]
     assert np.all(study.horizons > study.T_hat)
     assert study.boot_slopes.shape == (50,)
     assert study.slope_se > 0 and study.ci95[0] < study.ci95[1]
     # no horizon enters a value: a longer simulation of the same stream gives the same T_hat
     g_runs = np.random.default_rng(2).spawn(2)[0].spawn(2)[1]
-    curves = model.sgd_readout_runs(3, model.pair_index(3, 0, 1), 1 / 7, 1, int(study.horizons[0]) + 40, 40, g_runs)
-    assert model.first_passage(curves.mean(axis=1), eps, interpolate=True) == study.T_hat[0]
+    curves = model_sgd.sgd_readout_runs(3, model.pair_index(3, 0, 1), 1 / 7, 1, int(study.horizons[0]) + 40, 40, g_runs)
+    assert model_sgd.first_passage(curves.mean(axis=1), eps, interpolate=True) == study.T_hat[0]
     with pytest.raises(ValueError, match="distinct"):
-        model.rate_study([3, 3], eps, 40, np.random.default_rng(2))
+        model_sgd.rate_study([3, 3], eps, 40, np.random.default_rng(2))
 
 
 # ------------------------------------------------------------------ Theorems B and C
@@ -278,6 +291,13 @@ def test_stack_budget_is_thm_b():
         rho = theory.sgd_contraction(theory.optimal_step(1, p), 1, p)
         assert rho**T <= delta / (d - 1) < rho ** (T - 1)
         assert T <= p * np.log((d - 1) / delta) + 1
+
+
+@pytest.mark.parametrize("d", [4, 8, 16])
+def test_model_budget_equals_the_theory_budget(d):
+    """The model fixes Thm B's budget itself (no measurement reads the theory); it is the theory's, exactly."""
+    for delta in np.geomspace(1e-3, 0.5, 25):
+        assert model.stack_budget(d, float(delta)) == theory.stack_steps(d, float(delta))
 
 
 def test_no_signal_identities():
@@ -399,8 +419,7 @@ def test_net_validation():
 
 
 def test_c1_mutation_sgd_law():
-    cells = model.law_experiment(DEF["m_law"], DEF["R_law"], theory.law_design(DEF["m_law"]),
-                                 rng_for(DEF["seed"], "C1"))
+    cells = model_sgd.law_experiment(DEF["m_law"], DEF["R_law"], rng_for(DEF["seed"], "C1")).cells
     assert claims.claim_sgd_law("C1", cells).passed
     gd = variant(theory, sgd_contraction=theory.wrong_gd_law)  # no gradient noise
     assert not claims.claim_sgd_law("C1", cells, theory=gd).passed
@@ -409,7 +428,7 @@ def test_c1_mutation_sgd_law():
 
 
 def test_c2_mutation_rate():
-    study = model.rate_study(DEF["m_list"], DEF["eps_rate"], DEF["R_rate"], rng_for(DEF["seed"], "C2"))
+    study = model_sgd.rate_study(DEF["m_list"], DEF["eps_rate"], DEF["R_rate"], rng_for(DEF["seed"], "C2"))
     assert claims.claim_rate("C2", study, DEF["m_list"], DEF["eps_rate"]).passed
     for wrong in (theory.wrong_rate_slope_quadratic, theory.wrong_rate_slope_sqrt):
         bad = variant(theory, rate_slope=wrong)
@@ -418,8 +437,7 @@ def test_c2_mutation_rate():
 
 @pytest.fixture(scope="module")
 def separation():
-    steps = theory.stack_steps(DEF["d_exact"], DEF["delta"])
-    return model.separation_experiment(DEF["d_exact"], steps, DEF["under_frac"], rng_for(DEF["seed"], "C3"))
+    return model.separation_experiment(DEF["d_exact"], DEF["delta"], DEF["under_frac"], rng_for(DEF["seed"], "C3"))
 
 
 def test_c3a_mutation_orthogonality(separation):

@@ -148,7 +148,8 @@ def cmd_new(args: argparse.Namespace) -> int:
         written = new_chapter(args.slug, title=args.title, paper=args.paper, part=args.part, cite=args.cite)
     except ScaffoldError as e:
         raise UsageError(str(e)) from None
-    print("created " + ", ".join(written) + f"; write the chapter, then 'python -m theorylib refresh {args.slug}'")
+    print("created " + ", ".join(written) + f"; write the chapter, then 'python -m theorylib refresh {args.slug}' "
+          f"and 'python -m theorylib mutate {args.slug}'")
     return EXIT_OK
 
 
@@ -167,7 +168,8 @@ def cmd_mutate(args: argparse.Namespace) -> int:
     for chapter in chapters:
         print(f"mutating {chapter.slug} ...", file=sys.stderr, flush=True)
         try:
-            report = run_mutation(chapter, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress)
+            report = run_mutation(chapter, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress,
+                                  only=args.only)
         except MutationUsageError as e:
             raise UsageError(str(e)) from None
         print(summary_text(report))
@@ -229,6 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true")
     p.add_argument("--jobs", type=int, help="worker processes of the embedded LocalCluster (default: the cores)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster, e.g. tcp://host:8786")
+    p.add_argument("--only", metavar="TEXT", help="only the mutants whose id contains TEXT (e.g. a function "
+                   "name); the report is printed, not stored")
     p.add_argument("--no-progress", action="store_true", help="no progress counter")
     p.set_defaults(func=cmd_mutate)
 

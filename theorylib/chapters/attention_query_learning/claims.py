@@ -1,8 +1,9 @@
 """The claims of chapter 'attention-query-learning': one function per claim, one shape for all.
 
 ``claim_x(name, measured data..., settings..., *, theory=theory) -> Claim``: the name first, then what
-:mod:`.model_runs` measured, then the wrong-theory hook ``theory=``, from which every prediction and every
-error model is read. A named wrong theory is passed as ``theory=variant(theory, f=theory.wrong_f)``.
+:mod:`.model_runs` measured, then the wrong-theory hook ``theory=``, from which every prediction is read.
+A named wrong theory is passed as ``theory=variant(theory, f=theory.wrong_f)``. The floating-point
+tolerances are error analysis and come from :mod:`.tolerances`.
 
 The recovery errors of the exact learners (C1), the first-order coefficient measured at tau = 1e-7 (C4a),
 the excess of the random adversaries, measured in units of a second-order term (C4b), and the two-head
@@ -21,11 +22,13 @@ from theorylib.core.claims import Claim, check_absolute, check_exact, check_uppe
 from theorylib.core.rates import LogLogFit
 
 from . import theory as _theory
+from . import tolerances
 from .model_runs import (
     AdversaryRun,
     FullRun,
     NoiseRun,
     SketchRun,
+    TangentRank,
     TwoHeads,
     function_gap,
     param_distance_mod_perm,
@@ -38,9 +41,9 @@ Theory = ModuleType | SimpleNamespace
 
 def claim_full_recovery(name: str, runs: Sequence[FullRun], *, theory: Theory = _theory) -> Claim:
     """max over the runs of max_ab |A_hat - theory.recovered_matrix(A, u)| against 0, within the smallest
-    of the runs' floating-point tolerances (``theory.fp_tolerance_full``)."""
+    of the runs' floating-point tolerances (``tolerances.fp_tolerance_full``)."""
     errors = [float(np.max(np.abs(run.A_hat - theory.recovered_matrix(run.A, run.u)))) for run in runs]
-    tols = [theory.fp_tolerance_full(run.A, run.u, run.s) for run in runs]
+    tols = [tolerances.fp_tolerance_full(run.A, run.u, run.s) for run in runs]
     return check_absolute(name, max(errors), 0.0, min(tols),
                           "fp error model: 100 eps (max ||J_ab||_1 max(1,|f|) + max |D|)",
                           fp=True).with_details(errors=errors, tolerances=tols)
@@ -52,15 +55,11 @@ def claim_full_query_count(name: str, runs: Sequence[FullRun], *, theory: Theory
                        "counts are integers")
 
 
-def _sketch_tolerance(run: SketchRun, theory: Theory) -> float:
-    return theory.sketch_tolerance(run.A, run.u, run.info.K, run.info.Q, run.info.kappa)
-
-
 def claim_sketch_recovery(name: str, run: SketchRun, *, theory: Theory = _theory) -> Claim:
     """max_ab |A_hat - theory.recovered_matrix(A, u)| of one sketch against 0, within
-    ``theory.sketch_tolerance`` (the entry bound x (1 + kappa_r)^2 max(1, max|A|))."""
+    ``tolerances.sketch_tolerance`` (the entry bound x (1 + kappa_r)^2 max(1, max|A|))."""
     err = float(np.max(np.abs(run.A_hat - theory.recovered_matrix(run.A, run.u))))
-    tol = _sketch_tolerance(run, theory)
+    tol = tolerances.sketch_tolerance(run.A, run.u, run.info.K, run.info.Q, run.info.kappa)
     return check_absolute(name, err, 0.0, tol, "entry fp bound x (1 + s_1/s_r of Q^T Y1)^2 max(1, max|A|)",
                           fp=True).with_details(tolerance=tol)
 
@@ -68,6 +67,13 @@ def claim_sketch_recovery(name: str, run: SketchRun, *, theory: Theory = _theory
 def claim_sketch_query_count(name: str, run: SketchRun, *, theory: Theory = _theory) -> Claim:
     """The oracle's counter of one sketch against theory.query_count_low_rank(d, k), exactly."""
     return check_exact(name, run.n_queries, theory.query_count_low_rank(run.d, run.k), "counts are integers")
+
+
+def claim_parameter_dimension(name: str, tr: TangentRank, *, theory: Theory = _theory) -> Claim:
+    """The measured rank of the tangent map (U, V, u) -> (U V^T, u) against theory.dof_lower_bound(d, r),
+    exactly. Details: the singular values on either side of the rank decision (``gap``)."""
+    return check_exact(name, tr.rank, theory.dof_lower_bound(tr.d, tr.r),
+                       "integer; numerical rank, threshold s_1 max(shape) eps").with_details(gap=tr.gap)
 
 
 # ---- C2: the sketch-size threshold ---------------------------------------------------------------------
@@ -85,10 +91,10 @@ def measured_threshold(runs: Sequence[SketchRun], rel_tols: Sequence[float]) -> 
 
 
 def claim_sketch_threshold(name: str, runs: Sequence[SketchRun], *, theory: Theory = _theory) -> Claim:
-    """The measured threshold k* (each sketch judged against ``theory.sketch_rel_tolerance``) against
+    """The measured threshold k* (each sketch judged against ``tolerances.sketch_rel_tolerance``) against
     theory.sketch_threshold(d, r), exactly. Details: ``kstar``, ``rel_tol`` and the Eckart-Young ``floor``
     (``theory.eckart_young_floor``) of every run."""
-    rel_tols = [theory.sketch_rel_tolerance(run.A, run.u, run.info.K, run.info.Q, run.info.kappa) for run in runs]
+    rel_tols = [tolerances.sketch_rel_tolerance(run.A, run.u, run.info.K, run.info.Q, run.info.kappa) for run in runs]
     floors = [theory.eckart_young_floor(run.A, run.k) for run in runs]
     kstar = measured_threshold(runs, rel_tols)
     return check_exact(name, kstar, theory.sketch_threshold(runs[0].d, runs[0].r),
@@ -99,11 +105,23 @@ def claim_sketch_threshold(name: str, runs: Sequence[SketchRun], *, theory: Theo
 # ---- C3: i.i.d. noise ----------------------------------------------------------------------------------
 
 def claim_noise_mse(name: str, run: NoiseRun, i: int, *, theory: Theory = _theory) -> Claim:
-    """Mean ||A_hat - A||_F^2 at n = n_list[i] against theory.predicted_mse(A, u, sigma, n, s=s), 3.29 SE."""
+    """Mean ||A_hat - A||_F^2 at n = n_list[i] against theory.predicted_mse(J, sigma, n), 3.29 SE, with
+    J = theory.first_order_jacobian(A, u, s=s) at the run's value-query amplitude s."""
     n = run.n_list[i]
-    pred = float(theory.predicted_mse(run.A, run.u, run.sigma, n, s=run.s))
+    J = theory.first_order_jacobian(run.A, run.u, s=run.s)
+    pred = float(theory.predicted_mse(J, run.sigma, n))
     return check_zscore(name, float(run.mse()[i]), pred, float(run.mse_se()[i]),
                         f"Monte-Carlo SE of the mean over R = {run.R} replicates (n = {n} repeats per query)")
+
+
+def claim_noise_mse_source(name: str, run: NoiseRun, *, theory: Theory = _theory) -> Claim:
+    """Mean ||A_hat - A||_F^2 with noise on one kind of query only (``run.source``, one n) against that part
+    of theory.predicted_mse_by_source(J, sigma, n), 3.29 SE."""
+    n = run.n_list[0]
+    J = theory.first_order_jacobian(run.A, run.u, s=run.s)
+    pred = float(theory.predicted_mse_by_source(J, run.sigma, n)[run.source])
+    return check_zscore(name, float(run.mse()[0]), pred, float(run.mse_se()[0]),
+                        f"Monte-Carlo SE of the mean over R = {run.R} replicates (noise on the {run.source} only)")
 
 
 def claim_noise_query_count(name: str, run: NoiseRun, *, theory: Theory = _theory) -> Claim:
@@ -123,14 +141,15 @@ def claim_rms_rate(name: str, fit: LogLogFit, *, theory: Theory = _theory) -> Cl
 
 def claim_worst_coefficient(name: str, run: AdversaryRun, *, theory: Theory = _theory) -> Claim:
     """The worst adversary's first-order coefficient (err(+tau) - err(-tau))/(2 tau) at the smallest tau
-    against theory.worst_coefficient(J, a, b), within the floating-point bound 2 fp_tol / (2 tau).
+    against theory.worst_coefficient(J, a, b), J = theory.first_order_jacobian(A, u, s=s), within the
+    floating-point bound 2 fp_tol / (2 tau).
 
     Details: the theory's Jacobian ``J`` and ``rho`` = |err(+tau)| / (tau ||J_ab||_1) at every tau.
     """
     a, b = run.worst
     i = int(np.argmin(run.taus))
-    J = theory.first_order_jacobian(run.A, run.u)
-    tol = theory.fp_tolerance_full(run.A, run.u) / float(run.taus[i])
+    J = theory.first_order_jacobian(run.A, run.u, s=run.s)
+    tol = tolerances.fp_tolerance_full(run.A, run.u, run.s) / float(run.taus[i])
     rho = np.abs(run.err_plus) / (run.taus * float(J.l1()[a, b]))
     return check_absolute(name, float(run.odd_slope[i]), theory.worst_coefficient(J, a, b), tol,
                           "fp bound of two estimator runs over 2 tau; the O(tau^2) remainder is far smaller",
@@ -141,13 +160,13 @@ def random_adversary_excess(run: AdversaryRun, *, theory: Theory = _theory) -> f
     """max over entries and random adversaries of (|err_ab| - tau B_ab) / (2 |kappa_ab| tau^2 B_ab + t_fp).
 
     B = theory.first_order_bound(J) is the theory's first-order bound per unit tau (||J_ab||_1 for
-    Theorem 3(1)) and t_fp = theory.fp_tolerance_full(A, u); the value is <= 1 exactly when every error is
+    Theorem 3(1)) and t_fp = tolerances.fp_tolerance_full(A, u, s); the value is <= 1 exactly when every error is
     within tau B_ab (1 + 2 |kappa_ab| tau) + t_fp. A negative value means every error is below the
     first-order bound.
     """
     t = run.tau_adv
-    B = theory.first_order_bound(theory.first_order_jacobian(run.A, run.u))
-    fp_tol = theory.fp_tolerance_full(run.A, run.u)
+    B = theory.first_order_bound(theory.first_order_jacobian(run.A, run.u, s=run.s))
+    fp_tol = tolerances.fp_tolerance_full(run.A, run.u, run.s)
     excess = (np.abs(run.random_err) - t * B) / (2 * np.abs(run.kappa) * t**2 * B + fp_tol)
     return float(np.max(excess))
 
@@ -169,7 +188,7 @@ def claim_same_function(name: str, heads: TwoHeads, sequences: Sequence[np.ndarr
     (the attention weights are computed identically, the value dot products round). Details: ``max_f``."""
     theta2 = theory.equivalent_multihead(heads.A, heads.u1, heads.u2, heads.w)
     gap = function_gap(heads.theta, theta2, sequences)
-    tol = 2 * (heads.u1.size + gap.L_max) * theory.EPS * gap.scale
+    tol = tolerances.two_head_rounding(heads.u1.size, gap.L_max, gap.scale)
     return check_absolute(name, gap.max_diff, 0.0, tol,
                           "rounding bound of two evaluations: 2 (d + L) eps sum_i s_i |u|^T |x_i|",
                           fp=True).with_details(max_f=gap.max_f)
@@ -180,6 +199,6 @@ def claim_head_distance(name: str, heads: TwoHeads, *, theory: Theory = _theory)
     head matchings, against theory.head_distance(w), within a few ulps of the norms."""
     theta = heads.theta
     theta2 = theory.equivalent_multihead(heads.A, heads.u1, heads.u2, heads.w)
-    tol = 64 * theory.EPS * (1 + sum(float(np.linalg.norm(v)) for v in (*theta[1], *theta2[1])))
+    tol = tolerances.norm_rounding([float(np.linalg.norm(v)) for v in (*theta[1], *theta2[1])])
     return check_absolute(name, param_distance_mod_perm(theta, theta2), theory.head_distance(heads.w), tol,
                           "fp rounding of the norms", fp=True)

@@ -111,6 +111,24 @@ class AdversarySchedule:
         return xi
 
 
+class GaussianNoiseOn:
+    """i.i.d. N(0, sigma^2) noise on the answers to queries of ``n_tokens`` tokens only (exact answers otherwise).
+
+    With ``n_tokens=1`` only the value queries [s e_j] are noisy, with ``n_tokens=2`` only the two-token
+    probes: each part of the estimator's error can be measured on its own.
+    """
+
+    def __init__(self, sigma: float, rng: np.random.Generator, n_tokens: int) -> None:
+        self._sigma = check_real("noise level sigma", sigma, low=0.0)
+        self._rng = rng
+        self._n_tokens = check_positive_int("n_tokens", n_tokens)
+
+    def __call__(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        if X.shape[-2] != self._n_tokens:
+            return np.zeros(y.shape)
+        return self._sigma * self._rng.standard_normal(y.shape)
+
+
 class QueryOracle:
     """Black-box access to f_theta that counts every query.
 

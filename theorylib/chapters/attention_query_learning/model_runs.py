@@ -3,7 +3,8 @@
 Each ``run_...`` runs a learner of :mod:`.model` against its oracle and returns what was measured (the
 learner's output, the oracle's counter, errors under noise and adversaries). No tolerance and no
 prediction is computed here, and nothing here imports the chapter's ``theory``: the claims
-(:mod:`.claims`) read every prediction and error model from the theory.
+(:mod:`.claims`) read every prediction from the theory and every floating-point tolerance from
+:mod:`.tolerances`.
 
 Where an experiment needs the estimator's sensitivity to its answers (to condition the noise instances on
 ``max_ab ||J_ab||_1 <= J_max``, and for the adversaries of C4, which perturb each answer by ``tau`` times
@@ -25,6 +26,7 @@ from theorylib.core.validation import check_int, check_positive, check_positive_
 
 from .model import (
     AdversarySchedule,
+    GaussianNoiseOn,
     QueryOracle,
     SketchInfo,
     attention_weights,
@@ -101,6 +103,55 @@ def run_sketches(A: np.ndarray, u: np.ndarray, r: int, rng: np.random.Generator)
     return [run_sketch(A, u, r, k, rng) for k in range(1, 2 * r + 1)]
 
 
+# ---- the dimension of the rank-r parameters (the lower bound of the Remark) ----------------------
+
+@dataclass(frozen=True)
+class TangentRank:
+    """The measured rank of the differential of (U, V, u) -> (U V^T, u) at one random point.
+
+    ``singular_values`` of the (d^2 + d) x (2 d r + d) Jacobian, ``tol`` the rank threshold (numpy's
+    ``matrix_rank`` rule: s_1 max(shape) eps) and ``rank`` the number of singular values above it.
+    """
+
+    d: int
+    r: int
+    rank: int
+    singular_values: np.ndarray
+    tol: float
+
+    @property
+    def gap(self) -> tuple[float, float]:
+        """(smallest singular value kept, largest dropped): how far the rank decision is from a tie."""
+        S = self.singular_values
+        return float(S[self.rank - 1]), float(S[self.rank]) if self.rank < S.size else 0.0
+
+
+def parametrization_jacobian(U: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """d(vec(U V^T), u) / d(U, V, u), shape (d^2 + d, 2 d r + d): the tangent map of the rank-r parameters.
+
+    d(U V^T) / dU_ij = e_i V_j^T and d(U V^T) / dV_ij = U_j e_i^T (U_j, V_j the j-th columns); u maps to itself.
+    """
+    d, r = U.shape
+    eye = np.eye(d)
+    JU = np.einsum("ai,bj->abij", eye, V).reshape(d * d, d * r)
+    JV = np.einsum("aj,bi->abij", U, eye).reshape(d * d, d * r)
+    top = np.concatenate([JU, JV, np.zeros((d * d, d))], axis=1)
+    bottom = np.concatenate([np.zeros((d, 2 * d * r)), eye], axis=1)
+    return np.concatenate([top, bottom], axis=0)
+
+
+def tangent_rank(d: int, r: int, rng: np.random.Generator) -> TangentRank:
+    """The dimension of {(A, u): rank A = r}, measured as the numerical rank of the tangent map
+    :func:`parametrization_jacobian` at Gaussian factors U, V (d x r)."""
+    d = check_positive_int("d", d)
+    r = check_int("r", r, low=1, high=d)
+    U, V = rng.standard_normal((d, r)), rng.standard_normal((d, r))
+    J = parametrization_jacobian(U, V)
+    S = np.linalg.svd(J, compute_uv=False)
+    tol = float(S[0] * max(J.shape) * np.finfo(float).eps)
+    return TangentRank(d, r, int(np.sum(S > tol)), S, tol)
+
+
 # ---- the measured sensitivity of Algorithm 1 to its answers ------------------------------------------
 
 def run_adversaries(A: np.ndarray, u: np.ndarray, schedules: Sequence[Sequence[np.ndarray]],
@@ -163,20 +214,22 @@ def measured_jacobian(A: np.ndarray, u: np.ndarray, *, h: float = 1e-6, s: float
 
 
 def conditioned_full_instance(d: int, rng: np.random.Generator, *, J_max: float, A_scale: float = 2.0,
-                              u_scale: float = 1.0, max_tries: int = 1000) -> tuple[np.ndarray, np.ndarray]:
+                              u_scale: float = 1.0, s: float = 1.0, max_tries: int = 1000
+                              ) -> tuple[np.ndarray, np.ndarray]:
     """(A, u) from :func:`~.model.random_full_instance` conditioned on max_ab ||J_ab||_1 <= J_max.
 
-    Rejection sampling on the *measured* ||J_ab||_1 (:func:`measured_jacobian`); an instance on which the
-    exact learner itself cannot run (a probe probability that rounds to 0 or 1) is rejected too. This is the
-    instance of C3 and C4: Theorem 3 is a first-order statement, and its "norm and margin conditions" are
-    what keeps ||J||_1, and with it sigma ||J||_1, small.
+    Rejection sampling on the *measured* ||J_ab||_1 (:func:`measured_jacobian`, with the value-query
+    amplitude s the experiment uses); an instance on which the exact learner itself cannot run (a probe
+    probability that rounds to 0 or 1) is rejected too. This is the instance of C3 and C4: Theorem 3 is a
+    first-order statement, and its "norm and margin conditions" are what keeps ||J||_1, and with it
+    sigma ||J||_1, small.
     """
     J_max = check_positive("J_max", J_max)
     max_tries = check_int("max_tries", max_tries, low=1)
     for _ in range(max_tries):
         A, u = random_full_instance(d, rng, A_scale=A_scale, u_scale=u_scale)
         try:
-            l1 = measured_jacobian(A, u).l1()
+            l1 = measured_jacobian(A, u, s=s).l1()
         except ValueError:
             continue
         if np.max(l1) <= J_max:
@@ -198,6 +251,7 @@ class NoiseRun:
     n_list: tuple[int, ...]
     sq_err: np.ndarray            # (R, len(n_list)): ||A_hat - A||_F^2 per replicate
     n_queries: int                # the oracle's counter after all runs
+    source: str = "all"           # which answers are noisy: "all", "values" (one-token) or "probes" (two-token)
 
     @property
     def R(self) -> int:
@@ -210,17 +264,29 @@ class NoiseRun:
         return self.sq_err.std(axis=0, ddof=1) / math.sqrt(self.R)
 
 
+NOISE_SOURCES = {"values": 1, "probes": 2}   # the queries' number of tokens
+
+
 def run_noise(A: np.ndarray, u: np.ndarray, sigma: float, n_list: Sequence[int], R: int,
-              rng: np.random.Generator, *, s: float = 1.0) -> NoiseRun:
-    """R independent runs of Algorithm 1 per n (one batched call per stage), each query asked n times."""
+              rng: np.random.Generator, *, s: float = 1.0, source: str = "all") -> NoiseRun:
+    """R independent runs of Algorithm 1 per n (one batched call per stage), each query asked n times.
+
+    ``source="all"``: every answer is noisy; ``"values"`` or ``"probes"``: only the answers to the value
+    queries (one token) or to the two-token probes (:class:`~.model.GaussianNoiseOn`).
+    """
     R = check_int("R", R, low=2)
-    oracle = QueryOracle(A, u, noise="gaussian", sigma=sigma, rng=rng)
+    if source == "all":
+        oracle = QueryOracle(A, u, noise="gaussian", sigma=sigma, rng=rng)
+    elif source in NOISE_SOURCES:
+        oracle = QueryOracle(A, u, noise=GaussianNoiseOn(sigma, rng, NOISE_SOURCES[source]))
+    else:
+        raise ValueError(f"source must be 'all', 'values' or 'probes', got {source!r}")
     cols = []
     for n in n_list:
         A_hat, _ = learn_full(oracle, u.size, s=s, repeats=int(n), batch=(R,))
         cols.append(np.sum((A_hat - A) ** 2, axis=(-2, -1)))
     return NoiseRun(A, u, float(sigma), float(s), tuple(int(n) for n in n_list), np.stack(cols, axis=1),
-                    oracle.n_queries)
+                    oracle.n_queries, source)
 
 
 def rms_rate_fit(run: NoiseRun, rng: np.random.Generator) -> LogLogFit:
@@ -235,10 +301,11 @@ def rms_rate_fit(run: NoiseRun, rng: np.random.Generator) -> LogLogFit:
 
 @dataclass(frozen=True)
 class AdversaryRun:
-    """Worst-entry and random-sign adversaries on one instance (Algorithm 1, s = 1)."""
+    """Worst-entry and random-sign adversaries on one instance (Algorithm 1, value-query amplitude s)."""
 
     A: np.ndarray
     u: np.ndarray
+    s: float
     J: MeasuredJacobian
     worst: tuple[int, int]
     taus: np.ndarray
@@ -265,32 +332,34 @@ def _kappa(e_plus: np.ndarray, e_minus: np.ndarray, tau: np.ndarray | float) -> 
 
 
 def run_adversarial(A: np.ndarray, u: np.ndarray, taus: Sequence[float], tau_adv: float, n_adv: int,
-                    rng: np.random.Generator) -> AdversaryRun:
+                    rng: np.random.Generator, *, s: float = 1.0) -> AdversaryRun:
     """Adversaries against Algorithm 1 (Theorem 3(1)), built from the learner's measured sensitivity.
 
     Worst entry (a*, b*) = argmax of the measured ||J_ab||_1: the adversaries +-tau sign(J_a*b*) at each tau.
     At tau_adv: for every entry the two adversaries +-tau sign(J_ab), whose even part gives the per-entry
     second-order coefficient kappa_ab, and n_adv adversaries with i.i.d. random signs on every query.
+    The learner asks its value queries with amplitude s.
     """
     tau_adv = check_positive("tau_adv", tau_adv)
     n_adv = check_positive_int("n_adv", n_adv)
     taus = np.asarray(taus, dtype=float)
     if taus.ndim != 1 or taus.size == 0 or np.any(~(taus > 0)):
         raise ValueError("taus must be a non-empty list of positive tolerances")
-    J = measured_jacobian(A, u)
+    s = check_positive("amplitude s", s)
+    J = measured_jacobian(A, u, s=s)
     d = u.size
     L1 = J.l1()
     a, b = np.unravel_index(int(np.argmax(L1)), L1.shape)
     sched = [J.sign_schedule(a, b, sg * t) for sg in (1.0, -1.0) for t in taus]
-    err = run_adversaries(A, u, sched)[:, a, b].reshape(2, taus.size)
+    err = run_adversaries(A, u, sched, s=s)[:, a, b].reshape(2, taus.size)
     pm = [J.sign_schedule(i, j, sg * tau_adv) for sg in (1.0, -1.0) for i in range(d) for j in range(d)]
-    e_pm = run_adversaries(A, u, pm).reshape(2, d, d, d, d)
+    e_pm = run_adversaries(A, u, pm, s=s).reshape(2, d, d, d, d)
     ii, jj = np.meshgrid(np.arange(d), np.arange(d), indexing="ij")
     kappa = _kappa(e_pm[0][ii, jj, ii, jj], e_pm[1][ii, jj, ii, jj], tau_adv)
     signs = rng.choice([-1.0, 1.0], size=(n_adv, d + d * (d + 1)))
     rand = [[tau_adv * sg[:d], tau_adv * sg[d:].reshape(d, d + 1)] for sg in signs]
-    random_err = run_adversaries(A, u, rand)
-    return AdversaryRun(A, u, J, (int(a), int(b)), taus, err[0], err[1], tau_adv, kappa, random_err)
+    random_err = run_adversaries(A, u, rand, s=s)
+    return AdversaryRun(A, u, float(s), J, (int(a), int(b)), taus, err[0], err[1], tau_adv, kappa, random_err)
 
 
 # ---- C5: multi-head ----------------------------------------------------------------------------------

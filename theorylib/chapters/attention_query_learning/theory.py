@@ -7,10 +7,13 @@ Pure functions of the instance (A, u) and the settings, no random numbers, no si
 
 * what the learners return (Theorems 1-2: A itself) and how many queries they ask;
 * the sketch-size threshold k* = r and the Eckart-Young floor below it (Theorem 2);
+* the dimension d + r (2d - r) of the rank-r parameters, the lower bound on the queries (Remark);
 * the closed-form first-order Jacobian of Theorem 1's estimator (Theorem 3), the mean squared error under
   i.i.d. noise, the RMS exponent, and the worst-case first-order coefficient ||J_ab||_1;
-* the floating-point error model of the exact learners, which propagates rounding through that Jacobian;
 * Proposition 4's equivalent two-head model and the distance between the two parameter sets.
+
+The floating-point error models of the claims (which propagate rounding through Theorem 3's Jacobian) are
+error analysis, not theory: they live in :mod:`.tolerances`.
 
 Each named wrong theory ``wrong_...`` has the signature of the function it replaces and is passed to a
 claim as ``theory=variant(theory, name=theory.wrong_...)`` (:func:`theorylib.core.theory.variant`).
@@ -22,14 +25,11 @@ the algorithm, independently of the learner's code in :mod:`.model`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from theorylib.core.validation import check_int, check_positive, check_real
-
-EPS = float(np.finfo(np.float64).eps)
-FP_SAFETY = 100.0  # the constant of the floating-point error model (see fp_tolerance_entries)
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -107,6 +107,11 @@ def dof_lower_bound(d: int, r: int) -> int:
     return d + r * (2 * d - r)
 
 
+def wrong_dof_lower_bound_no_gauge(d: int, r: int) -> int:
+    """WRONG: 'A = U V^T has 2dr free parameters' (forgets the GL(r) gauge U -> U G, V -> V G^-T): d + 2dr."""
+    return check_int("d", d, low=1) * (1 + 2 * check_int("r", r, low=1))
+
+
 def sketch_threshold(d: int, r: int) -> int:
     """Theorem 2: the sketch is exact from k = r on and not below it."""
     return check_int("r", r, low=1)
@@ -137,7 +142,8 @@ class Jacobian:
     """First-order response of M_ij = D(q_i, v0 + w_j) - D(q_i, v0) to the answers' errors.
 
     M_hat_ij - M_ij = alpha_ij xi_ij - beta_i xi_i0 + gamma_ij . xi_u / s + O(|xi|^2), where xi_ij is the
-    error of query (i, j), xi_i0 that of row i's base query and xi_u the errors of the d value queries.
+    error of query (i, j), xi_i0 that of row i's base query and xi_u the errors of the d value queries
+    (asked with amplitude s, so that u_hat - u = xi_u / s).
     """
 
     alpha: np.ndarray      # (k1, k2)
@@ -147,7 +153,10 @@ class Jacobian:
     p0: np.ndarray         # (k1,):   sigma(z0), z0 = q_i^T A v0
     z: np.ndarray          # (k1, k2): the design's logits
     z0: np.ndarray         # (k1,)
-    margin: np.ndarray     # (k1, k2): min(u^T (v0 + w_j), u^T v0)
+    m: np.ndarray          # (k2,): the probes' margins u^T (v0 + w_j)
+    m0: float              # the base queries' margin u^T v0 = c
+    q: np.ndarray          # (k1, d): the query tokens q_i
+    wp: np.ndarray         # (k2, d): the probe directions v0 + w_j
     v0: np.ndarray
     s: float
 
@@ -155,20 +164,34 @@ class Jacobian:
         """||J_ij||_1 = |alpha_ij| + |beta_i| + ||gamma_ij||_1 / s, shape (k1, k2)."""
         return np.abs(self.alpha) + np.abs(self.beta)[:, None] + np.abs(self.gamma).sum(-1) / self.s
 
+    def probe_frobenius2(self) -> float:
+        """sum_ij (alpha_ij^2 + beta_i^2): the part of ||J||_F^2 on the errors of the two-token queries."""
+        beta = np.broadcast_to(self.beta[:, None], self.alpha.shape)
+        return float(np.sum(self.alpha**2) + np.sum(beta**2))
+
+    def value_frobenius2(self) -> float:
+        """sum_ij ||gamma_ij||^2 / s^2: the part of ||J||_F^2 on the errors of the d value queries."""
+        return float(np.sum(self.gamma**2) / self.s**2)
+
     def frobenius2(self) -> float:
         """||J||_F^2 = sum_ij (alpha_ij^2 + beta_i^2 + ||gamma_ij||^2 / s^2)."""
-        k2 = self.alpha.shape[1]
-        return float(np.sum(self.alpha**2) + k2 * np.sum(self.beta**2) + np.sum(self.gamma**2) / self.s**2)
+        return self.probe_frobenius2() + self.value_frobenius2()
+
+
+def _gamma(alpha: np.ndarray, beta: np.ndarray, p: np.ndarray, p0: np.ndarray, q: np.ndarray, wp: np.ndarray,
+           v0: np.ndarray) -> np.ndarray:
+    """gamma_ij = (beta_i - alpha_ij) q_i - alpha_ij p_ij w_j' + beta_i p_i0 v0, shape (k1, k2, d)."""
+    return ((beta[:, None] - alpha)[..., None] * q[:, None, :] - (alpha * p)[..., None] * wp[None, :, :]
+            + (beta * p0)[:, None, None] * v0[None, None, :])
 
 
 def first_order_jacobian(A: np.ndarray, u: np.ndarray, Q: np.ndarray | None = None, W: np.ndarray | None = None,
-                         *, s: float = 1.0, logit_factor: bool = True) -> Jacobian:
+                         *, s: float = 1.0) -> Jacobian:
     """Theorem 3's closed-form Jacobian at the true (A, u) (defaults Q = W = I: the Theorem-1 estimator).
 
     With w_j' = v0 + w_j, p_ij = sigma(q_i^T A w_j'), p_i0 = sigma(q_i^T A v0):
     alpha_ij = 1 / (u^T w_j' p_ij (1 - p_ij)), beta_i = 1 / (u^T v0 p_i0 (1 - p_i0)),
-    gamma_ij = (beta_i - alpha_ij) q_i - alpha_ij p_ij w_j' + beta_i p_i0 v0.
-    ``logit_factor=False`` drops the 1/(p(1-p)) factors: the *wrong* "logit-free" propagation.
+    gamma_ij = (beta_i - alpha_ij) q_i - alpha_ij p_ij w_j' + beta_i p_i0 v0 (entering as gamma_ij / s).
     """
     A, u = _params(A, u)
     s = check_positive("amplitude s", s)
@@ -180,13 +203,33 @@ def first_order_jacobian(A: np.ndarray, u: np.ndarray, Q: np.ndarray | None = No
     z, z0 = Q @ A @ Wp.T, Q @ A @ v0
     p, p0 = _sigmoid(z), _sigmoid(z0)
     m, m0 = Wp @ u, float(v0 @ u)
-    g, g0 = (p * (1 - p), p0 * (1 - p0)) if logit_factor else (np.ones_like(p), np.ones_like(p0))
-    alpha = 1.0 / (m[None, :] * g)
-    beta = 1.0 / (m0 * g0)
-    gamma = ((beta[:, None] - alpha)[..., None] * Q[:, None, :] - (alpha * p)[..., None] * Wp[None, :, :]
-             + (beta * p0)[:, None, None] * v0[None, None, :])
-    margin = np.broadcast_to(np.minimum(m, m0)[None, :], alpha.shape)
-    return Jacobian(alpha, beta, gamma, p, p0, z, z0, np.array(margin), v0, float(s))
+    alpha = 1.0 / (m[None, :] * (p * (1 - p)))
+    beta = 1.0 / (m0 * (p0 * (1 - p0)))
+    return Jacobian(alpha, beta, _gamma(alpha, beta, p, p0, Q, Wp, v0), p, p0, z, z0, m, m0, Q, Wp, v0, float(s))
+
+
+def wrong_first_order_jacobian_logit_free(A: np.ndarray, u: np.ndarray, Q: np.ndarray | None = None,
+                                          W: np.ndarray | None = None, *, s: float = 1.0) -> Jacobian:
+    """WRONG: propagation without the logit's 1/(p(1-p)) >= 4 factors (under-predicts the RMS by >= 4x)."""
+    J = first_order_jacobian(A, u, Q, W, s=s)
+    alpha = J.alpha * (J.p * (1 - J.p))
+    beta = J.beta * (J.p0 * (1 - J.p0))
+    return replace(J, alpha=alpha, beta=beta, gamma=_gamma(alpha, beta, J.p, J.p0, J.q, J.wp, J.v0))
+
+
+def wrong_first_order_jacobian_amplitude_squared(A: np.ndarray, u: np.ndarray, Q: np.ndarray | None = None,
+                                                 W: np.ndarray | None = None, *, s: float = 1.0) -> Jacobian:
+    """WRONG: 'the value-query amplitude enters as 1/s^2': the row J_ab carries gamma_ab / s^2, not / s."""
+    J = first_order_jacobian(A, u, Q, W, s=s)
+    return replace(J, s=J.s**2)
+
+
+def wrong_first_order_jacobian_margin_without_e_b(A: np.ndarray, u: np.ndarray, Q: np.ndarray | None = None,
+                                                  W: np.ndarray | None = None, *, s: float = 1.0) -> Jacobian:
+    """WRONG: the probe's margin u^T (v0 + e_b) = c + u_b taken as c (the e_b term left out) in alpha_ab."""
+    J = first_order_jacobian(A, u, Q, W, s=s)
+    alpha = J.alpha * (J.m / J.m0)[None, :]
+    return replace(J, alpha=alpha, gamma=_gamma(alpha, J.beta, J.p, J.p0, J.q, J.wp, J.v0))
 
 
 def design_logits(A: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -195,24 +238,25 @@ def design_logits(A: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.concatenate([J.z.ravel(), J.z0])
 
 
-def predicted_mse(A: np.ndarray, u: np.ndarray, sigma: float, n: int | np.ndarray, *, s: float = 1.0
-                  ) -> np.ndarray:
-    """E||A_hat - A||_F^2 = (sigma^2 / n) ||J||_F^2 to first order (Theorem 3(2))."""
-    return _mse(A, u, sigma, n, s=s, logit_factor=True)
+def predicted_mse(J: Jacobian, sigma: float, n: int | np.ndarray) -> np.ndarray:
+    """E||A_hat - A||_F^2 = (sigma^2 / n) ||J||_F^2 to first order (Theorem 3(2)), J the estimator's Jacobian."""
+    return predicted_mse_unit(sigma, n) * J.frobenius2()
 
 
-def wrong_predicted_mse_logit_free(A: np.ndarray, u: np.ndarray, sigma: float, n: int | np.ndarray, *,
-                                   s: float = 1.0) -> np.ndarray:
-    """WRONG: propagation without the logit's 1/(p(1-p)) factor (under-predicts the RMS by >= 4x)."""
-    return _mse(A, u, sigma, n, s=s, logit_factor=False)
+def predicted_mse_by_source(J: Jacobian, sigma: float, n: int) -> dict[str, float]:
+    """Theorem 3(2) with the noise on one kind of query only (the first-order error is linear in the answers'
+    errors, so the parts add up): (sigma^2 / n) times the probes' and the value queries' part of ||J||_F^2."""
+    scale = float(predicted_mse_unit(sigma, n))
+    return {"probes": scale * J.probe_frobenius2(), "values": scale * J.value_frobenius2()}
 
 
-def _mse(A, u, sigma, n, *, s, logit_factor):
+def predicted_mse_unit(sigma: float, n: int | np.ndarray) -> np.ndarray:
+    """sigma^2 / n: the variance of an answer averaged over n repeats."""
     sigma = check_real("noise level sigma", sigma, low=0.0)
     n = np.asarray(n, dtype=float)
     if np.any(n < 1):
         raise ValueError("the number of repeats n must be >= 1")
-    return sigma**2 / n * first_order_jacobian(A, u, s=s, logit_factor=logit_factor).frobenius2()
+    return sigma**2 / n
 
 
 def noisy_query_count(d: int, n_list: list[int] | tuple[int, ...], R: int) -> int:
@@ -241,8 +285,9 @@ def worst_coefficient(J: Jacobian, a: int, b: int) -> float:
 
 
 def wrong_worst_coefficient_margin_only(J: Jacobian, a: int, b: int) -> float:
-    """WRONG: 'the error is at most tau / gamma' (margin only, no logit amplification)."""
-    return float(1.0 / J.margin[a, b])
+    """WRONG: 'the error is at most tau / gamma' (margin only, no logit amplification), with the entry's
+    margin gamma_ab = min(u^T (v0 + e_b), u^T v0)."""
+    return float(1.0 / min(float(J.m[b]), J.m0))
 
 
 def first_order_bound(J: Jacobian) -> np.ndarray:
@@ -251,61 +296,8 @@ def first_order_bound(J: Jacobian) -> np.ndarray:
 
 
 def wrong_first_order_bound_margin_only(J: Jacobian) -> np.ndarray:
-    """WRONG: 1 / gamma_ab per unit tau (margin only)."""
-    return 1.0 / J.margin
-
-
-# --------------------------------------------------------------------------------------------------
-# The floating-point error model of the exact learners (through Theorem 3's Jacobian)
-# --------------------------------------------------------------------------------------------------
-
-def fp_tolerance_entries(J: Jacobian, f_max: float, d_max: float) -> float:
-    """Floating-point error model of a measured entry M_ij: 100 eps (max_ij ||J_ij||_1 max(1, f_max) + d_max).
-
-    Each answer carries a rounding error of a few eps max(1, |f|); Theorem 3's first-order map carries an
-    answer error xi to at most ||J_ij||_1 |xi|; the logit and the difference D1 - D0 add a few eps |D|.
-    The factor 100 covers the small constants of each step.
-    """
-    return FP_SAFETY * EPS * (float(np.max(J.l1())) * max(1.0, f_max) + max(1.0, d_max))
-
-
-def _design_scale(u: np.ndarray, rows: np.ndarray, dirs: np.ndarray, J: Jacobian) -> tuple[float, float]:
-    """(max |f|, max |D|) over a probe design (query tokens ``rows``, directions ``dirs``), from Lemma 1."""
-    Wp = J.v0 + dirs
-    f = np.concatenate([((rows @ u)[:, None] + J.p * (Wp @ u)[None, :]).ravel(), rows @ u + J.p0 * float(J.v0 @ u)])
-    D = np.abs(np.concatenate([J.z.ravel(), J.z0]))
-    return float(np.max(np.abs(f))), float(np.max(D))
-
-
-def fp_tolerance_full(A: np.ndarray, u: np.ndarray, s: float = 1.0) -> float:
-    """Floating-point tolerance of Theorem 1's max_ab |A_hat_ab - A_ab| (see :func:`fp_tolerance_entries`)."""
-    A, u = _params(A, u)
-    J = first_order_jacobian(A, u, s=s)
-    eye = np.eye(u.size)
-    return fp_tolerance_entries(J, *_design_scale(u, eye, eye, J))
-
-
-def sketch_entry_tolerance(A: np.ndarray, u: np.ndarray, K: np.ndarray, Q: np.ndarray) -> float:
-    """:func:`fp_tolerance_entries` for the sketch's measurements (Y1 and Y2, margin over all of K)."""
-    A, u = _params(A, u)
-    tols = []
-    for rows in (np.eye(u.size), Q.T):
-        J = first_order_jacobian(A, u, rows, K.T, s=1.0)
-        tols.append(fp_tolerance_entries(J, *_design_scale(u, rows, K.T, J)))
-    return max(tols)
-
-
-def sketch_tolerance(A: np.ndarray, u: np.ndarray, K: np.ndarray, Q: np.ndarray, kappa: float) -> float:
-    """Max-entry tolerance of the sketch: entry tolerance x (1 + kappa)^2 max(1, ||A||_max).
-
-    kappa = s_1 / s_rank of Q^T Y1, the condition number the pseudo-inverse actually inverts.
-    """
-    return sketch_entry_tolerance(A, u, K, Q) * (1 + kappa) ** 2 * max(1.0, float(np.max(np.abs(A))))
-
-
-def sketch_rel_tolerance(A: np.ndarray, u: np.ndarray, K: np.ndarray, Q: np.ndarray, kappa: float) -> float:
-    """Frobenius relative tolerance: d * (max-entry tolerance) / ||A||_F (the entry bound summed over d^2 entries)."""
-    return np.asarray(u).size * sketch_tolerance(A, u, K, Q, kappa) / float(np.linalg.norm(A))
+    """WRONG: 1 / gamma_ab per unit tau (margin only), gamma_ab = min(u^T (v0 + e_b), u^T v0)."""
+    return np.broadcast_to(1.0 / np.minimum(J.m, J.m0)[None, :], J.alpha.shape).copy()
 
 
 # --------------------------------------------------------------------------------------------------

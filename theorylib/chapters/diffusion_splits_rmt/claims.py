@@ -1,7 +1,8 @@
 """The claims of chapter 'diffusion-splits-rmt': one function per claim, one shape for all.
 
 ``claim_x(name, measured data..., settings..., *, theory=theory) -> Claim``: the name first, then the
-measured data (the simulated sizes :class:`~.model.SplitRun` or the rate sweep :class:`~.model.RateData`),
+measured data (the simulated sizes :class:`~.model.SplitRun`, the isotropic datasets :class:`~.model.IsoData`,
+the rate sweep :class:`~.model.RateData` or the fixed-d datasets :class:`~.model.FixedDData`),
 then the settings, then the wrong-theory hook ``theory=``, from which every prediction is read. The
 intermediate values the notebook shows come back as ``claim.details``; for the Richardson claims they are
 ``r_p, cov_p, r_2p, cov_2p`` (sizes P and 2P), ``r_inf, cov_inf`` (the limit) and ``se_inf``.
@@ -19,18 +20,9 @@ from theorylib.core.rates import fit_loglog, ols_slope
 from theorylib.core.validation import check_int
 
 from . import theory as _theory
-from .model import RateData, SplitRun
-from .model_stats import (
-    bin_mean,
-    bin_sum,
-    jackknife,
-    pair_features,
-    pair_moments,
-    richardson,
-    unbiased_var,
-    var_features,
-    whiten,
-)
+from .estimators import bin_mean, bin_sum, jackknife, pair_moments, richardson, unbiased_var, whiten
+from .model import FixedDData, IsoData, RateData, SplitRun
+from .model_stats import pair_features, var_features
 
 Theory = ModuleType | SimpleNamespace
 
@@ -42,18 +34,37 @@ def _extrapolated(rP: np.ndarray, cP: np.ndarray, r2: np.ndarray, c2: np.ndarray
             "se_inf": np.sqrt(np.diag(ci))}
 
 
+def _zscore(name: str, ex: dict[str, Any], why: str) -> Claim:
+    """The Richardson ratio 1 + r_inf within 3.29 SE_inf of 1; an undefined (non-finite) prediction fails."""
+    m, se = float(1 + ex["r_inf"][0]), float(ex["se_inf"][0])
+    if not (np.isfinite(m) and np.isfinite(se) and se > 0):
+        return check_zscore(name, float("nan"), 1.0, 1.0, why).with_details(**ex)
+    return check_zscore(name, m, 1.0, se, why).with_details(**ex)
+
+
+def _chi2(name: str, r: np.ndarray, cov: np.ndarray, why: str) -> Claim:
+    """Whitened chi2 of r with covariance cov; an undefined (non-finite) prediction fails."""
+    if not (np.all(np.isfinite(r)) and np.all(np.isfinite(cov))):
+        return check_chi2(name, np.full(np.size(r), np.nan), why)
+    return check_chi2(name, whiten(r, cov), why)
+
+
 # --------------------------------------------------------------------------------------------------
 # C1: the renormalised noise
 
 
 def kappa_bin_stat(run: SplitRun, j: int, nbins: int = 5, *, theory: Theory = _theory) -> tuple[np.ndarray, np.ndarray]:
     """r_b = mean_{i in bin b}(kappa_hat_i / kappa) - 1, kappa_hat_i = s_i m_i/(1-m_i), m = dataset mean of
-    diag sigma^2 R(sigma^2) (noise level index j); delete-one jackknife over datasets. (r (nbins,), cov)."""
+    diag sigma^2 R(sigma^2) (noise level index j); delete-one jackknife over datasets. (r (nbins,), cov).
+
+    With the predicted shrinkage p = kappa/(s + kappa) (Theorem 1), kappa_hat_i/kappa is the odds ratio
+    [m_i/(1-m_i)] / [p_i/(1-p_i)], which is how it is computed."""
     s, t = run.s, run.sigma2_list[j]
-    kap = np.asarray(theory.kappa(t, s, run.n), dtype=float)
+    p = np.asarray(theory.predicted_mean_shrinkage(s, theory.kappa(t, s, run.n)), dtype=float)
+    odds = p / (1 - p)
 
     def stat(m: np.ndarray, _c: int) -> np.ndarray:
-        return bin_mean(s * m / (1 - m) / kap, nbins) - 1.0
+        return bin_mean(m / (1 - m) / odds, nbins) - 1.0
 
     return jackknife(run.shrink[:, j, :], stat)
 
@@ -65,7 +76,29 @@ def claim_kappa(name: str, run_P: SplitRun, run_2P: SplitRun, j: int, nbins: int
                        *kappa_bin_stat(run_2P, j, nbins, theory=theory))
     why = (f"kappa_hat/kappa - 1 in {nbins} spectral bins, Richardson n->2n, delete-one jackknife "
            "covariance; joint chi2 at alpha = 1e-3 (kappa right AND the same for every mode)")
-    return check_chi2(name, whiten(ex["r_inf"], ex["cov_inf"]), why).with_details(**ex)
+    return _chi2(name, ex["r_inf"], ex["cov_inf"], why).with_details(**ex)
+
+
+def isotropic_stat(iso: IsoData, *, theory: Theory = _theory) -> tuple[np.ndarray, np.ndarray]:
+    """Sigma = I: per noise level, mean over datasets of (sigma^2/d) tr R(sigma^2) divided by the predicted
+    shrinkage kappa/(1 + kappa), kappa = theory.mp_kappa_isotropic(sigma^2, d/n), minus 1; jackknife."""
+    ones = np.ones(iso.d)
+    pred = np.array([np.mean(theory.predicted_mean_shrinkage(ones, theory.mp_kappa_isotropic(t, iso.d / iso.n)))
+                     for t in iso.sigma2_list], dtype=float)
+
+    def stat(m: np.ndarray, _c: int) -> np.ndarray:
+        return m / pred - 1.0
+
+    return jackknife(iso.shrink, stat)
+
+
+def claim_isotropic(name: str, iso_P: IsoData, iso_2P: IsoData, *, theory: Theory = _theory) -> Claim:
+    """C1 (Sigma = I): Richardson-extrapolated relative errors of the Marchenko-Pastur shrinkage at every noise
+    level jointly consistent with 0 (whitened chi2_L)."""
+    ex = _extrapolated(*isotropic_stat(iso_P, theory=theory), *isotropic_stat(iso_2P, theory=theory))
+    why = ("Sigma = I: (sigma^2/d) tr R / [kappa_MP/(1+kappa_MP)] - 1 per noise level, Richardson n->2n, "
+           "delete-one jackknife covariance; joint chi2 at alpha = 1e-3")
+    return _chi2(name, ex["r_inf"], ex["cov_inf"], why).with_details(**ex)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -94,7 +127,7 @@ def claim_variance(name: str, run_P: SplitRun, run_2P: SplitRun, k: int, *, theo
     ex = _extrapolated(*variance_ratio(run_P, k, theory=theory), *variance_ratio(run_2P, k, theory=theory))
     why = ("total cross-dataset variance / c(y) tr Sigma(Sigma+kappa)^-2, Richardson n->2n; "
            "SE_inf from delete-one jackknifes at P and 2P (4th moments), 3.29 SE_inf")
-    return check_zscore(name, float(1 + ex["r_inf"][0]), 1.0, float(ex["se_inf"][0]), why).with_details(**ex)
+    return _zscore(name, ex, why)
 
 
 def claim_profile(name: str, run_P: SplitRun, run_2P: SplitRun, k: int, nbins: int = 5, *,
@@ -104,7 +137,31 @@ def claim_profile(name: str, run_P: SplitRun, run_2P: SplitRun, k: int, nbins: i
                        *variance_ratio(run_2P, k, nbins, theory=theory))
     why = (f"per-bin variance / c(y) sum_bin s/(s+kappa)^2 in {nbins} bins, Richardson n->2n; "
            "whitened by the jackknife covariance; chi2 at alpha = 1e-3")
-    return check_chi2(name, whiten(ex["r_inf"], ex["cov_inf"]), why).with_details(**ex)
+    return _chi2(name, ex["r_inf"], ex["cov_inf"], why).with_details(**ex)
+
+
+def bank_variance_ratio(run: SplitRun, *, theory: Theory = _theory) -> tuple[np.ndarray, np.ndarray]:
+    """The total variance summed over the bank of random inputs, measured/predicted - 1 (one statistic);
+    delete-one jackknife over datasets."""
+    s = run.s
+    kap = float(theory.kappa(run.sigma2_fluct, s, run.n))
+    pred = float(sum(np.sum(theory.predicted_cov_diag(s, kap, y, run.n)) for y in run.bank))
+    D = run.bank_denoised.reshape(run.bank_denoised.shape[0], -1)
+
+    def stat(means: np.ndarray, count: int) -> np.ndarray:
+        return (unbiased_var(means, count).sum(axis=-1) / pred - 1.0)[..., None]
+
+    return jackknife(var_features(D), stat)
+
+
+def claim_bank(name: str, run_P: SplitRun, run_2P: SplitRun, *, theory: Theory = _theory) -> Claim:
+    """C2 pooled: the Richardson ratio of the total variance over B random inputs to the formula within
+    3.29 SE_inf of 1. All inputs share the amplification 1/(1 - df2/n), so pooling many directions measures
+    the level (and with it the amplification) more precisely than any single input."""
+    ex = _extrapolated(*bank_variance_ratio(run_P, theory=theory), *bank_variance_ratio(run_2P, theory=theory))
+    why = (f"total cross-dataset variance over {run_P.bank.shape[0]} random inputs / sum of c(y) tr "
+           "Sigma(Sigma+kappa)^-2, Richardson n->2n; SE_inf from delete-one jackknifes at P and 2P, 3.29 SE_inf")
+    return _zscore(name, ex, why)
 
 
 def pair_minus_variance(run: SplitRun, *, theory: Theory = _theory) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +186,7 @@ def claim_pairs(name: str, run: SplitRun, *, theory: Theory = _theory) -> Claim:
     delta, cov = pair_minus_variance(run, theory=theory)
     why = ("mean split-pair disagreement minus 2 V_hat for every input; covariance by a delete-one-pair "
            "jackknife (shared datasets); whitened chi2 at alpha = 1e-3")
-    return check_chi2(name, whiten(delta, cov), why).with_details(delta=delta, cov=cov)
+    return _chi2(name, delta, cov, why).with_details(delta=delta, cov=cov)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -159,6 +216,29 @@ def claim_rate(name: str, rate: RateData, fit_from: int, rng: np.random.Generato
            "bootstrap SE over pairs, 3.29 SE_boot")
     claim = check_zscore(name, fit.slope, float(beta), fit.slope_se, why)
     return claim.with_details(fit=fit, window=win, formula_slope=float(beta), formula=formula)
+
+
+def fixed_d_stat(data: FixedDData, i: int, *, theory: Theory = _theory) -> tuple[np.ndarray, np.ndarray]:
+    """At size ``data.ns[i]``: n V_hat(y) / theory.delta_method_variance(s, y, sigma^2) - 1, V_hat the unbiased
+    total variance over datasets; delete-one jackknife."""
+    n = data.ns[i]
+    pred = float(theory.delta_method_variance(data.s, data.y, data.sigma2))
+
+    def stat(means: np.ndarray, count: int) -> np.ndarray:
+        return (n * unbiased_var(means, count).sum(axis=-1) / pred - 1.0)[..., None]
+
+    return jackknife(var_features(data.denoised[i]), stat)
+
+
+def claim_fixed_d(name: str, data: FixedDData, *, theory: Theory = _theory) -> Claim:
+    """C3 (fixed d): the Richardson limit (sizes n and 2n) of n tr Cov D_hat(y) within 3.29 SE_inf of the
+    delta-method value, rank-one term included."""
+    if len(data.ns) != 2 or data.ns[1] != 2 * data.ns[0]:
+        raise ValueError(f"the fixed-d claim needs the sizes n and 2n, got {data.ns}")
+    ex = _extrapolated(*fixed_d_stat(data, 0, theory=theory), *fixed_d_stat(data, 1, theory=theory))
+    why = ("n x total cross-dataset variance / delta-method limit at fixed d, Richardson n->2n; "
+           "SE_inf from delete-one jackknifes, 3.29 SE_inf")
+    return _zscore(name, ex, why)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -201,5 +281,4 @@ def claim_fractional(name: str, run_P: SplitRun, run_2P: SplitRun, which: str, n
     ex = _extrapolated(*fractional_stat(run_P, which, pred_p, nbins), *fractional_stat(run_2P, which, pred_2p, nbins))
     why = (f"per-bin relative error of the deterministic equivalent in {nbins} bins, Richardson n->2n, "
            "whitened by the jackknife covariance; chi2 at alpha = 1e-3")
-    return check_chi2(name, whiten(ex["r_inf"], ex["cov_inf"]), why).with_details(**ex, pred_p=pred_p,
-                                                                                 pred_2p=pred_2p)
+    return _chi2(name, ex["r_inf"], ex["cov_inf"], why).with_details(**ex, pred_p=pred_p, pred_2p=pred_2p)

@@ -113,7 +113,8 @@ class SplitRun:
     """Per-dataset features of one simulated size (n, d, reps) at spectrum s.
 
     shrink (reps, L, d): diag sigma^2 R(sigma^2) for each noise level of ``sigma2_list``;
-    denoised (reps, k, d): D_hat(y) at ``sigma2_fluct`` for each input row;
+    denoised (reps, k, d): D_hat(y) at ``sigma2_fluct`` for each input row of ``inputs`` (the named inputs);
+    bank_denoised (reps, B, d): the same for each row of ``bank`` (B random inputs, for the pooled claim);
     smap (reps, d): diag M_hat; ssqrt (reps, d): diag Sigma_hat^{1/2}.
     """
 
@@ -128,6 +129,8 @@ class SplitRun:
     denoised: np.ndarray
     smap: np.ndarray
     ssqrt: np.ndarray
+    bank: np.ndarray
+    bank_denoised: np.ndarray
 
 
 def _check_ab(a: float, b: float) -> None:
@@ -136,15 +139,21 @@ def _check_ab(a: float, b: float) -> None:
 
 
 def simulate_splits(s: ArrayLike, n: int, reps: int, rng: np.random.Generator, *, sigma2_list: Sequence[float],
-                    sigma2_fluct: float, inputs: np.ndarray, a: float, b: float, chunk: int = 100) -> SplitRun:
+                    sigma2_fluct: float, inputs: np.ndarray, a: float, b: float, bank: np.ndarray | None = None,
+                    chunk: int = 100) -> SplitRun:
     """Simulate ``reps`` independent datasets (disjoint splits) and extract every feature the claims use.
 
-    Datasets are processed ``chunk`` at a time (memory); one eigh per dataset.
+    ``inputs`` (k, d) are the named inputs, ``bank`` (B, d) more inputs (none by default). Datasets are
+    processed ``chunk`` at a time (memory); one eigh per dataset.
     """
     s = _spectrum(s)
     reps = check_int("reps", reps, low=4)
     _check_ab(a, b)
     inputs = np.atleast_2d(np.asarray(inputs, dtype=float))
+    bank = np.zeros((0, s.size)) if bank is None else np.atleast_2d(np.asarray(bank, dtype=float))
+    if bank.shape[1] != s.size:
+        raise ValueError(f"bank inputs must have d = {s.size} columns, got {bank.shape}")
+    k = inputs.shape[0]
     sig = tuple(float(v) for v in sigma2_list)
     if any(v <= 0 for v in sig) or sigma2_fluct <= 0:
         raise ValueError("noise levels must be > 0")
@@ -154,12 +163,14 @@ def simulate_splits(s: ArrayLike, n: int, reps: int, rng: np.random.Generator, *
         c = min(chunk, reps - done)
         ev, V = sample_eigh(s, n, c, rng)
         shrink.append(np.stack([matrix_function_diag(ev, V, lambda x, t=t: t / (x + t)) for t in sig], axis=1))
-        den.append(denoiser_outputs(ev, V, inputs, sigma2_fluct))
+        den.append(denoiser_outputs(ev, V, np.vstack([inputs, bank]), sigma2_fluct))
         smap.append(matrix_function_diag(ev, V, lambda x: np.sqrt((x + a) / (x + b))))
         ssqrt.append(matrix_function_diag(ev, V, np.sqrt))
         done += c
+    den_all = np.concatenate(den)
     return SplitRun(s, n, sig, float(sigma2_fluct), inputs, float(a), float(b), np.concatenate(shrink),
-                    np.concatenate(den), np.concatenate(smap), np.concatenate(ssqrt))
+                    np.ascontiguousarray(den_all[:, :k]), np.concatenate(smap), np.concatenate(ssqrt), bank,
+                    np.ascontiguousarray(den_all[:, k:]))
 
 
 def sizes(d: int, gamma: float, reps: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
@@ -189,6 +200,13 @@ def fluct_inputs(s: ArrayLike, sigma2: float, rng: np.random.Generator) -> np.nd
     return Y
 
 
+def random_inputs(s: ArrayLike, sigma2: float, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` independent random inputs y ~ N(0, Sigma + sigma^2) (rows): the bank of the pooled C2 claim."""
+    s = _spectrum(s)
+    count = check_int("count", count, low=1)
+    return rng.standard_normal((count, s.size)) * np.sqrt(s + sigma2)
+
+
 @dataclass(frozen=True)
 class SplitDesign:
     """The settings of the two simulated sizes (the chapter's parameters of the same names)."""
@@ -203,6 +221,7 @@ class SplitDesign:
     s_decay: float
     sigma_min: float
     sigma_max: float
+    bank_inputs: int
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> SplitDesign:
@@ -229,8 +248,9 @@ def run_sizes(design: SplitDesign, *, rngs: Sequence[np.random.Generator],
     """The chapter's two simulated sizes P and 2P.
 
     ``rngs`` (two Generators, P then 2P) draw the datasets, ``input_rngs`` (two more) the random input
-    of C2; the four streams are independent (the notebook passes ``rng_for(seed, "datasets", "P")``,
-    ``rng_for(seed, "datasets", "2P")``, ``rng_for(seed, "C2-input", "P")``, ``rng_for(seed, "C2-input", "2P")``).
+    of C2 and then the bank of ``bank_inputs`` random inputs; the four streams are independent (the notebook
+    passes ``rng_for(seed, "datasets", "P")``, ``rng_for(seed, "datasets", "2P")``,
+    ``rng_for(seed, "C2-input", "P")``, ``rng_for(seed, "C2-input", "2P")``).
     """
     if len(rngs) != 2 or len(input_rngs) != 2:
         raise ValueError("run_sizes needs two dataset streams and two input streams (sizes P and 2P)")
@@ -238,8 +258,9 @@ def run_sizes(design: SplitDesign, *, rngs: Sequence[np.random.Generator],
     for (n_, d_, r_), rng, input_rng in zip(design.sizes(), rngs, input_rngs, strict=True):
         s_ = make_spectrum(design.spectrum, d_, design.s_max, design.s_decay)
         Y_ = fluct_inputs(s_, design.sigma2_fluct, input_rng)
+        bank_ = random_inputs(s_, design.sigma2_fluct, design.bank_inputs, input_rng)  # drawn after Y_
         out.append(simulate_splits(s_, n_, r_, rng, sigma2_list=design.sigma2_list,
-                                   sigma2_fluct=design.sigma2_fluct, inputs=Y_, a=design.a, b=design.b))
+                                   sigma2_fluct=design.sigma2_fluct, inputs=Y_, a=design.a, b=design.b, bank=bank_))
     return out[0], out[1]
 
 
@@ -288,6 +309,87 @@ def rate_experiment(*, d: int, ns: Sequence[int], pairs: int, sigma2: float, spe
     dis = np.stack([pair_disagreements(s, int(n), pairs, y, sigma2, rng) for n, rng in zip(ns, rngs, strict=True)],
                    axis=1)
     return RateData(s, y, ns, float(sigma2), dis)
+
+
+# --------------------------------------------------------------------------------------------------
+# Sigma = I (claim C1, Marchenko-Pastur) and the fixed-d delta method (claim C3, rank-one term)
+
+
+def isotropic_shrinkage(d: int, n: int, reps: int, sigma2_list: Sequence[float],
+                        rng: np.random.Generator) -> np.ndarray:
+    """``reps`` datasets of n rows iid N(0, I_d): per dataset and noise level, (sigma^2/d) tr R(sigma^2), the mean
+    of sigma^2/(lambda_k + sigma^2) over the eigenvalues of Sigma_hat (zeros included when d > n): (reps, L)."""
+    d, n, reps = check_positive_int("d", d), check_positive_int("n", n), check_positive_int("reps", reps)
+    sig = np.array([check_positive("sigma2", v) for v in sigma2_list], dtype=float)
+    X = rng.standard_normal((reps, n, d))
+    ev = np.maximum(np.linalg.eigvalsh(np.matmul(X.transpose(0, 2, 1), X) / n), 0.0)
+    return np.mean(sig[None, :, None] / (ev[:, None, :] + sig[None, :, None]), axis=-1)
+
+
+@dataclass(frozen=True)
+class IsoData:
+    """Claim C1 at Sigma = I: size (n, d), noise levels and (sigma^2/d) tr R(sigma^2) per dataset (reps, L)."""
+
+    d: int
+    n: int
+    sigma2_list: tuple[float, ...]
+    shrink: np.ndarray
+
+
+def run_isotropic(design: SplitDesign, reps: int, *, rngs: Sequence[np.random.Generator]) -> tuple[IsoData, IsoData]:
+    """Sigma = I datasets at the sizes (n, d) and (2n, 2d) of ``design``, ``reps`` and ``reps // 2`` of them (the
+    two streams ``rngs``, P then 2P; the notebook passes ``rng_for(seed, "C1-iso", "P")`` and ``"2P"``)."""
+    reps = check_int("reps", reps, low=8)
+    if len(rngs) != 2:
+        raise ValueError("run_isotropic needs two streams (sizes P and 2P)")
+    out = []
+    for (n_, d_, _), r_, rng in zip(design.sizes(), (reps, reps // 2), rngs, strict=True):
+        out.append(IsoData(d_, n_, design.sigma2_list, isotropic_shrinkage(d_, n_, r_, design.sigma2_list, rng)))
+    return out[0], out[1]
+
+
+def peak_mode_input(s: ArrayLike, sigma2: float) -> np.ndarray:
+    """sqrt(s_m + sigma^2) e_m for the mode m whose variance s_m is closest to sigma^2 (on a log scale)."""
+    s = _spectrum(s)
+    sigma2 = check_positive("sigma2", sigma2)
+    m = int(np.argmin(np.abs(np.log(s / sigma2))))
+    y = np.zeros(s.size)
+    y[m] = np.sqrt(s[m] + sigma2)
+    return y
+
+
+@dataclass(frozen=True)
+class FixedDData:
+    """Claim C3 at fixed d: spectrum s, input y, noise sigma2, sizes ns and D_hat(y) per size
+    (a list of (reps, d) arrays)."""
+
+    s: np.ndarray
+    y: np.ndarray
+    sigma2: float
+    ns: tuple[int, ...]
+    denoised: tuple[np.ndarray, ...]
+
+
+def fixed_d_experiment(*, d: int, ns: Sequence[int], reps: int, sigma2: float, spectrum: str, s_max: float,
+                       s_decay: float, rngs: Sequence[np.random.Generator], chunk: int = 500) -> FixedDData:
+    """At fixed d, for each n of ``ns`` (own stream ``rngs[i]``), D_hat(y) on ``reps`` datasets for the
+    peak-mode input of :func:`peak_mode_input`."""
+    ns = tuple(check_positive_int("n", int(v)) for v in ns)
+    reps = check_int("reps", reps, low=4)
+    if len(rngs) != len(ns):
+        raise ValueError(f"give one random stream per size: {len(ns)} sizes, {len(rngs)} streams")
+    s = make_spectrum(spectrum, d, s_max, s_decay)
+    y = peak_mode_input(s, sigma2)
+    out = []
+    for n, rng in zip(ns, rngs, strict=True):
+        parts, done = [], 0
+        while done < reps:
+            c = min(chunk, reps - done)
+            ev, V = sample_eigh(s, n, c, rng)
+            parts.append(denoiser_outputs(ev, V, y, sigma2)[:, 0, :])
+            done += c
+        out.append(np.concatenate(parts))
+    return FixedDData(s, y, float(sigma2), ns, tuple(out))
 
 
 # --------------------------------------------------------------------------------------------------

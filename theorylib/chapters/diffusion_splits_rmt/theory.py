@@ -20,17 +20,19 @@ Second order (A fixed, bounded): lam^2 E[R A R] ~ kappa^2 (Sigma+kappa)^{-1} A (
 
 Pure functions, no random numbers. Every claim reads its predictions from this module; a wrong theory
 has the signature of the function it replaces and reaches a claim as
-``theory=variant(theory, kappa=theory.wrong_kappa_unrenormalized)``.
+``theory=variant(theory, kappa=theory.wrong_kappa_unrenormalized)``. Root finding and quadrature (the
+numerical method, not the mathematics) are in :mod:`.numerics`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy import integrate, optimize
 
 from theorylib.core.validation import check_array, check_positive, check_positive_int, check_real
+
+from . import numerics
 
 ArrayLike = np.ndarray | Sequence[float] | float
 
@@ -52,68 +54,46 @@ def _check_ab(a: float, b: float) -> None:
 # degrees of freedom and the renormalised noise
 
 
-def df1(kappa: ArrayLike, s: ArrayLike) -> np.ndarray | float:
-    """df1(kappa) = tr Sigma (Sigma + kappa)^{-1} (vectorised over kappa)."""
-    s = _spectrum(s)
-    k = np.asarray(kappa, dtype=float)
-    out = np.sum(s / (s + k[..., None]), axis=-1)
-    return float(out) if out.ndim == 0 else out
+def df1(kap: float, s: ArrayLike) -> float:
+    """df1(kappa) = tr Sigma (Sigma + kappa)^{-1} (no input check: called inside the root finder)."""
+    s = np.asarray(s, dtype=float)
+    return float(np.sum(s / (s + kap)))
 
 
-def df2(kappa: ArrayLike, s: ArrayLike) -> np.ndarray | float:
-    """df2(kappa) = tr Sigma^2 (Sigma + kappa)^{-2} (vectorised over kappa)."""
-    s = _spectrum(s)
-    k = np.asarray(kappa, dtype=float)
-    out = np.sum((s / (s + k[..., None])) ** 2, axis=-1)
-    return float(out) if out.ndim == 0 else out
+def df2(kap: float, s: ArrayLike) -> float:
+    """df2(kappa) = tr Sigma^2 (Sigma + kappa)^{-2} (no input check)."""
+    s = np.asarray(s, dtype=float)
+    return float(np.sum((s / (s + kap)) ** 2))
 
 
 def kappa(lam: float, s: ArrayLike, n: int) -> float:
-    """The renormalised noise kappa(lam): unique root of kappa = lam + kappa df1(kappa)/n above kappa_0.
+    """The renormalised noise kappa(lam): the unique root above kappa_0 of kappa = lam + kappa df1(kappa)/n.
 
-    Bracket [lam, lam + tr(Sigma)/n] is exact (kappa s/(s+kappa) <= s). For lam = 0: 0 if d <= n, else
-    the root of df1(kappa) = n on (0, tr(Sigma)/n].
+    Divided by kappa, the equation reads 1 - lam/kappa - df1(kappa)/n = 0, whose left side increases strictly
+    on (0, inf); the bracket [lam, lam + tr(Sigma)/n] is exact (kappa s/(s+kappa) <= s). For lam = 0 the
+    left side is 1 - df1/n: >= 0 at 0+ when d <= n (then kappa = 0), else its root kappa_0.
     """
     s = _spectrum(s)
     n = check_positive_int("n", n)
     lam = check_real("lam", lam, low=0.0)
-    d = s.size
-    top = lam + s.sum() / n
-    if lam == 0.0:
-        if d <= n:
-            return 0.0
-        return float(optimize.brentq(lambda k: np.sum(s / (s + k)) - n, 1e-300, top, xtol=1e-300, rtol=1e-15,
-                                     maxiter=500))
-    f = lambda k: k - lam - k * np.sum(s / (s + k)) / n  # noqa: E731
-    if f(top) <= 0:  # only when lam dominates to machine precision
-        return float(top)
-    return float(optimize.brentq(f, lam, top, xtol=1e-300, rtol=1e-15, maxiter=500))
+    return numerics.increasing_root(lambda k: 1.0 - lam / k - df1(k, s) / n, lam, lam + float(np.sum(s)) / n)
 
 
-def kappa_vec(lams: ArrayLike, s: ArrayLike, n: int) -> np.ndarray:
-    """:func:`kappa` at each lam of ``lams``."""
-    lams = np.asarray(lams, dtype=float)
-    return np.array([kappa(float(v), s, n) for v in lams.ravel()]).reshape(lams.shape)
-
-
-def mp_kappa_isotropic(lam: ArrayLike, gamma: float) -> np.ndarray | float:
+def mp_kappa_isotropic(lam: float, gamma: float) -> float:
     """Closed form for Sigma = I (Marchenko-Pastur): kappa = [(lam+gamma-1) + sqrt((1-lam-gamma)^2 + 4 lam)]/2."""
     gamma = check_positive("gamma", gamma)
-    lam = np.asarray(lam, dtype=float)
-    if np.any(lam < 0):
-        raise ValueError("need lam >= 0")
-    out = 0.5 * ((lam + gamma - 1) + np.sqrt((1 - lam - gamma) ** 2 + 4 * lam))
-    return float(out) if out.ndim == 0 else out
+    lam = check_real("lam", lam, low=0.0)
+    return 0.5 * ((lam + gamma - 1) + float(np.sqrt((1 - lam - gamma) ** 2 + 4 * lam)))
 
 
 # --------------------------------------------------------------------------------------------------
 # first and second order
 
 
-def predicted_mean_shrinkage(s: ArrayLike, kap: ArrayLike) -> np.ndarray:
+def predicted_mean_shrinkage(s: ArrayLike, kap: float) -> np.ndarray:
     """Deterministic equivalent of diag E[lam R(lam)] in the Sigma eigenbasis: kappa/(s + kappa)."""
     s = _spectrum(s)
-    return np.asarray(kap, dtype=float) / (s + np.asarray(kap, dtype=float))
+    return kap / (s + kap)
 
 
 def amplification(s: ArrayLike, kap: float, n: int) -> float:
@@ -125,42 +105,6 @@ def amplification(s: ArrayLike, kap: float, n: int) -> float:
     return 1.0 / den
 
 
-def _fluct_scale(s: np.ndarray, kap: float, y: ArrayLike, n: int, amplify: bool) -> float:
-    y = np.asarray(y, dtype=float)
-    if y.shape != s.shape:
-        raise ValueError(f"input y must have shape {s.shape}, got {y.shape}")
-    n = check_positive_int("n", n)
-    q = float(np.sum(s * y**2 / (s + kap) ** 2)) / n
-    return kap**2 * q * (amplification(s, kap, n) if amplify else 1.0)
-
-
-def fluct_scale(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> float:
-    """c(y) = kappa^2 (y^T Sigma (Sigma+kappa)^{-2} y / n) / (1 - df2(kappa)/n)."""
-    return _fluct_scale(_spectrum(s), kap, y, n, amplify=True)
-
-
-def predicted_cov_diag(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> np.ndarray:
-    """diag Cov_data(D_hat(y)) ~ c(y) s/(s+kappa)^2 (Theorem 2 with A = y y^T / |y|^2, c homogeneous)."""
-    s = _spectrum(s)
-    return fluct_scale(s, kap, y, n) * s / (s + kap) ** 2
-
-
-def predicted_disagreement(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> float:
-    """E|D1(y) - D2(y)|^2 for two independent splits = 2 c(y) tr Sigma (Sigma+kappa)^{-2}."""
-    return 2.0 * float(np.sum(predicted_cov_diag(s, kap, y, n)))
-
-
-def split_pair_disagreement(total_variance: ArrayLike) -> np.ndarray:
-    """E|D1(y) - D2(y)|^2 = 2 tr Cov_data D_hat(y) for two independent splits, exactly, at any n."""
-    return 2.0 * np.asarray(total_variance, dtype=float)
-
-
-def ridge_bias_formula(s: ArrayLike, kap: float, n: int) -> np.ndarray:
-    """Classical ridge bias matrix (diag): kappa^2 Sigma (Sigma+kappa)^{-2} / (1 - df2/n)."""
-    s = _spectrum(s)
-    return kap**2 * s / (s + kap) ** 2 / (1 - df2(kap, s) / n)
-
-
 def second_order_equivalent(s: ArrayLike, kap: float, A: np.ndarray, n: int) -> np.ndarray:
     """lam^2 E[R A R] ~ kappa^2 G A G + kappa^2 [tr(A Sigma G^2)/n]/(1-df2/n) G Sigma G, G = (Sigma+kappa)^{-1}."""
     s = _spectrum(s)
@@ -169,75 +113,84 @@ def second_order_equivalent(s: ArrayLike, kap: float, A: np.ndarray, n: int) -> 
         raise ValueError(f"A must be {s.size}x{s.size}, got {A.shape}")
     g = 1.0 / (s + kap)
     t = float(np.sum(np.diag(A) * s * g**2)) / n
-    return kap**2 * (g[:, None] * A * g[None, :]) + kap**2 * t / (1 - df2(kap, s) / n) * np.diag(s * g**2)
+    return kap**2 * (g[:, None] * A * g[None, :]) + kap**2 * t * amplification(s, kap, n) * np.diag(s * g**2)
 
 
-def rankone_relative(s: ArrayLike, y: ArrayLike, sigma2: float) -> float:
-    """Fixed-d delta method: the rank-one term y^T Sigma^2 G^4 y relative to (y^T Sigma G^2 y) tr(Sigma G^2),
-    G = (Sigma + sigma^2)^{-1}; the deterministic equivalent drops it (an O(1/d) share of the disagreement)."""
+def predicted_cov_diag(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> np.ndarray:
+    """diag Cov_data(D_hat(y)) = diag sigma^4 E[R y y^T R] - (sigma^2 E[R] y)^2 (Theorem 2 with A = y y^T minus
+    the square of Theorem 1); it is c(y) s/(s+kappa)^2, c(y) = kappa^2 (y^T Sigma G^2 y/n)/(1 - df2/n)."""
+    s = _spectrum(s)
+    y = np.asarray(y, dtype=float)
+    if y.shape != s.shape:
+        raise ValueError(f"input y must have shape {s.shape}, got {y.shape}")
+    second = np.diag(second_order_equivalent(s, kap, np.outer(y, y), n))
+    return second - (predicted_mean_shrinkage(s, kap) * y) ** 2
+
+
+def split_pair_disagreement(total_variance: ArrayLike) -> np.ndarray:
+    """E|D1(y) - D2(y)|^2 = 2 tr Cov_data D_hat(y) for two independent splits, exactly, at any n."""
+    return 2.0 * np.asarray(total_variance, dtype=float)
+
+
+def predicted_disagreement(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> float:
+    """E|D1(y) - D2(y)|^2 for two independent splits = 2 c(y) tr Sigma (Sigma+kappa)^{-2}."""
+    return float(split_pair_disagreement(np.sum(predicted_cov_diag(s, kap, y, n))))
+
+
+def delta_method_variance(s: ArrayLike, y: ArrayLike, sigma2: float) -> float:
+    """Fixed d, n -> inf: n tr Cov D_hat(y) -> sigma^4 [(y^T Sigma G^2 y) tr(Sigma G^2) + y^T Sigma^2 G^4 y],
+    G = (Sigma + sigma^2)^{-1} (delta method with Isserlis); the second, rank-one term is the O(1/d) share that
+    the deterministic equivalent drops."""
     s = _spectrum(s)
     y = np.asarray(y, dtype=float)
     sigma2 = check_positive("sigma2", sigma2)
     g = 1.0 / (s + sigma2)
-    return float(np.sum(s**2 * g**4 * y**2) / (np.sum(s * g**2 * y**2) * np.sum(s * g**2)))
+    return sigma2**2 * (float(np.sum(s * g**2 * y**2)) * float(np.sum(s * g**2)) + float(np.sum(s**2 * g**4 * y**2)))
 
 
 # --------------------------------------------------------------------------------------------------
 # fractional powers
 
 
-def stieltjes_sqrt_ratio(x: ArrayLike, a: float, b: float) -> np.ndarray:
-    """sqrt((x+a)/(x+b)) = 1 - (1/pi) int_a^b sqrt((t-a)/(b-t)) dt/(x+t), by quadrature (t = a+(b-a) sin^2 u).
-
-    The Balakrishnan-type integral identity behind :func:`sampling_map_detequiv`; vectorised over x >= 0.
-    """
-    x = np.asarray(x, dtype=float)
+def sqrt_ratio_integral(resolvent: Callable[[float], np.ndarray], a: float, b: float) -> np.ndarray:
+    """1 - (1/pi) int_a^b sqrt((t-a)/(b-t)) r(t) dt for r = ``resolvent``, after t = a + (b-a) sin^2 u, where
+    the weight times dt is 2 (b-a) sin^2 u du. With r(t) = 1/(x+t) it is sqrt((x+a)/(x+b)) (the scalar
+    Balakrishnan-type identity; unit-tested); with r(t) = E R(t) it is E[M_hat]."""
     _check_ab(a, b)
 
     def f(u: float) -> np.ndarray:
         t = a + (b - a) * np.sin(u) ** 2
-        return 2 * (b - a) * np.sin(u) ** 2 / (x + t)
+        return 2 * (b - a) * np.sin(u) ** 2 * resolvent(t)
 
-    val, _ = integrate.quad_vec(f, 0.0, np.pi / 2, epsabs=0, epsrel=1e-13)
-    return 1.0 - val / np.pi
+    return 1.0 - numerics.quad_sin2(f, a, b) / np.pi
 
 
 def sampling_map_detequiv(s: ArrayLike, n: int, a: float, b: float) -> np.ndarray:
     """Deterministic equivalent of diag E[M_hat], M_hat = (Sigma_hat + a)^{1/2} (Sigma_hat + b)^{-1/2}:
 
-    1 - (1/pi) int_a^b sqrt((t-a)/(b-t)) (kappa(t)/t) / (s + kappa(t)) dt   (t = a + (b-a) sin^2 u).
+    1 - (1/pi) int_a^b sqrt((t-a)/(b-t)) (kappa(t)/t) / (s + kappa(t)) dt.
     """
     s = _spectrum(s)
     n = check_positive_int("n", n)
-    _check_ab(a, b)
 
-    def f(u: float) -> np.ndarray:
-        t = a + (b - a) * np.sin(u) ** 2
+    def mean_resolvent(t: float) -> np.ndarray:
         k = kappa(t, s, n)
-        return 2 * (b - a) * np.sin(u) ** 2 * (k / t) / (s + k)
+        return (k / t) / (s + k)
 
-    u_knee = float(np.arcsin(np.sqrt(min(1.0, 10 * a / (b - a)))))
-    val, _ = integrate.quad_vec(f, 0.0, np.pi / 2, epsabs=0, epsrel=1e-10, points=[u_knee])
-    return 1.0 - val / np.pi
+    return sqrt_ratio_integral(mean_resolvent, a, b)
+
+
+def sqrt_integral(shrink: Callable[[float], np.ndarray], like: np.ndarray) -> np.ndarray:
+    """(2/pi) int_0^inf h(u^2) du for h = ``shrink``; with h(lam) = x/(x+lam) it is sqrt(x) (unit-tested), with
+    h(lam) = E[Sigma_hat R(lam)] it is E[Sigma_hat^{1/2}]."""
+    return 2.0 / np.pi * numerics.quad_half_line(lambda u: shrink(u * u), like)
 
 
 def sqrt_detequiv(s: ArrayLike, n: int) -> np.ndarray:
-    """Deterministic equivalent of diag E[Sigma_hat^{1/2}] = (2/pi) int_0^inf Sigma (Sigma + kappa(u^2))^{-1} du.
-
-    Computed with u = tan(theta) on [0, pi/2).
-    """
+    """Deterministic equivalent of diag E[Sigma_hat^{1/2}] = (2/pi) int_0^inf Sigma (Sigma + kappa(u^2))^{-1} du."""
     s = _spectrum(s)
     n = check_positive_int("n", n)
-
-    def f(th: float) -> np.ndarray:
-        if th >= np.pi / 2:
-            return np.zeros_like(s)
-        u = np.tan(th)
-        k = kappa(u * u, s, n)
-        return s / (s + k) / np.cos(th) ** 2
-
-    val, _ = integrate.quad_vec(f, 0.0, np.pi / 2, epsabs=0, epsrel=1e-10)
-    return 2.0 / np.pi * val
+    return sqrt_integral(lambda lam: s / (s + kappa(lam, s, n)), s)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -271,10 +224,28 @@ def wrong_kappa_per_mode(lam: float, s: ArrayLike, n: int) -> np.ndarray:
     return 0.5 * (-b + np.sqrt(b * b + 4 * lam * s))
 
 
+def wrong_mp_kappa_other_root(lam: float, gamma: float) -> float:
+    """WRONG (C1 isotropic): the other root of the Marchenko-Pastur quadratic kappa^2 - (lam+gamma-1) kappa - lam = 0,
+    [(lam+gamma-1) - sqrt((1-lam-gamma)^2 + 4 lam)]/2 (negative for lam > 0)."""
+    return 0.5 * ((lam + gamma - 1) - float(np.sqrt((1 - lam - gamma) ** 2 + 4 * lam)))
+
+
 def wrong_cov_diag_no_amplification(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> np.ndarray:
     """WRONG (C2): drops the factor 1/(1 - df2/n)."""
     s = _spectrum(s)
-    return _fluct_scale(s, kap, y, n, amplify=False) * s / (s + kap) ** 2
+    y = np.asarray(y, dtype=float)
+    g = 1.0 / (s + kap)
+    return kap**2 * float(np.sum(s * g**2 * y**2)) / n * s * g**2
+
+
+def wrong_cov_diag_amplification_at_sigma2(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> np.ndarray:
+    """WRONG (C2, the referee's): the amplification 1/(1 - df2(sigma^2)/n) at the nominal noise instead of at kappa
+    (sigma^2 = kappa (1 - df1(kappa)/n) recovered from kappa); NaN where 1 - df2(sigma^2)/n <= 0."""
+    s = _spectrum(s)
+    sigma2 = kap * (1.0 - df1(kap, s) / n)
+    den = 1.0 - df2(sigma2, s) / n
+    right = predicted_cov_diag(s, kap, y, n) / amplification(s, kap, n)
+    return right / den if den > 0 else np.full_like(right, np.nan)
 
 
 def wrong_cov_diag_input_blind(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> np.ndarray:
@@ -306,6 +277,15 @@ def wrong_disagreement_inverse_sqrt_n(s: ArrayLike, kap: float, y: ArrayLike, n:
 def wrong_disagreement_inverse_n(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> float:
     """WRONG (C3): the pure 1/n law at fixed d, E|D1 - D2|^2 proportional to 1/n (slope -1, no curvature)."""
     return 1.0 / check_positive_int("n", n)
+
+
+def wrong_delta_method_no_rankone(s: ArrayLike, y: ArrayLike, sigma2: float) -> float:
+    """WRONG (C3 fixed d): the deterministic equivalent's fixed-d limit sigma^4 (y^T Sigma G^2 y) tr(Sigma G^2),
+    without the rank-one term y^T Sigma^2 G^4 y."""
+    s = _spectrum(s)
+    y = np.asarray(y, dtype=float)
+    g = 1.0 / (s + sigma2)
+    return sigma2**2 * float(np.sum(s * g**2 * y**2)) * float(np.sum(s * g**2))
 
 
 def wrong_sampling_map_plugin(s: ArrayLike, n: int, a: float, b: float) -> np.ndarray:

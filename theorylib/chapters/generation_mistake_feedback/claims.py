@@ -16,7 +16,8 @@ import numpy as np
 from theorylib.core.claims import Claim, check_exact, check_lower, check_upper
 
 from . import theory as _theory
-from .model import Instance, LieResult, NoFeedbackResult, ZooResult
+from . import tolerances
+from .model import ExactNoFeedbackResult, Instance, LieResult, NoFeedbackResult, ZooResult
 
 Theory = ModuleType | SimpleNamespace
 
@@ -111,12 +112,13 @@ def claim_no_feedback_envelope(name: str, res: NoFeedbackResult, *, theory: Theo
 def claim_no_feedback_slope(name: str, res: NoFeedbackResult, *, theory: Theory = _theory) -> Claim:
     """max over (instance, generator) of ``|slope - theory.no_feedback_slope()| / theory.slope_half_width``.
 
-    Must be <= 1. Details: the fitted ``slopes`` and envelope half-widths ``half``, flattened over
-    (instance, generator)."""
+    Must be <= 1. The half-width is the claim's tolerance (:func:`.tolerances.slope_half_width`, the
+    proved slope envelope). Details: the fitted ``slopes`` and envelope half-widths ``half``,
+    flattened over (instance, generator)."""
     slopes, half = [], []
     for inst, s in zip(res.instances, res.slopes, strict=True):
         slopes.extend(float(v) for v in s)
-        half.extend([theory.slope_half_width(res.Ts.tolist(), inst.inc)] * len(s))
+        half.extend([tolerances.slope_half_width(res.Ts.tolist(), inst.inc)] * len(s))
     slopes_a, half_a = np.array(slopes), np.array(half)
     worst = float(np.max(np.abs(slopes_a - theory.no_feedback_slope()) / half_a))
     return check_upper(name, worst, 1.0,
@@ -132,6 +134,47 @@ def claim_feedback_constant(name: str, res: NoFeedbackResult, *, theory: Theory 
             lo, hi = theory.feedback_envelope(inst.inc, int(T))
             bad += int(not lo <= M[j] <= hi)
     return check_exact(name, bad, 0, "exact integer counts at every (instance, T)")
+
+
+def _tight_points(inc: np.ndarray, n_T: int) -> np.ndarray:
+    """The horizons ``T = 1..n_T`` at which Prop. (no-feedback minimax) (iii) asserts that the lower
+    bound is attained on a k-uniform, Delta-regular family: ``(T mod n) k < n``."""
+    k_row, deg = inc.sum(axis=1), inc.sum(axis=0)
+    if np.any(k_row != k_row[0]) or np.any(deg != deg[0]):
+        raise ValueError("the tightness statement needs a k-uniform, Delta-regular family")
+    n, k = inc.shape[1], int(k_row[0])
+    T = np.arange(1, n_T + 1)
+    return (T % n) * k < n
+
+
+def claim_no_feedback_minimax(name: str, res: ExactNoFeedbackResult, *, theory: Theory = _theory) -> Claim:
+    """Violations of ``V(T) >= theory.no_feedback_envelope(inc, T)[0]`` at every (family, T); must be 0.
+
+    ``V(T)`` is the exact minimax over all no-feedback generators (exhaustive search), so this tests
+    the bound for every generator, not only for a zoo. Details: ``slack`` (the least ``V - bound``)
+    and ``n_points``."""
+    bad, slack, points = 0, None, 0
+    for inc, V in zip(res.incs, res.V, strict=True):
+        for j, v in enumerate(V):
+            lo = theory.no_feedback_envelope(inc, j + 1)[0]
+            bad += int(v < lo)
+            slack = int(v) - lo if slack is None else min(slack, int(v) - lo)
+            points += 1
+    return check_exact(name, bad, 0, "exact integers: exhaustive minimax over every generator, every T").with_details(
+        slack=slack, n_points=points)
+
+
+def claim_no_feedback_tight(name: str, res: ExactNoFeedbackResult, *, theory: Theory = _theory) -> Claim:
+    """The number of (regular family, ``T``) with ``(T mod n) k < n`` where the exact minimax ``V(T)``
+    equals ``theory.no_feedback_envelope(inc, T)[0]``, against their number."""
+    hits = total = 0
+    for inc, V, regular in zip(res.incs, res.V, res.regular, strict=True):
+        if not regular:
+            continue
+        for j in np.flatnonzero(_tight_points(inc, len(V))):
+            total += 1
+            hits += int(V[j] == theory.no_feedback_envelope(inc, int(j) + 1)[0])
+    return check_exact(name, hits, total, "exact integers: the bound is attained (Prop. iii) at every such point")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -34,6 +34,13 @@ LARGE_STRUCTURED: tuple[tuple[str, int, int | None], ...] = tuple(
     + [("k-subsets", n, k) for n, k in ((8, 3), (10, 4), (12, 6), (14, 2))]
     + [("intervals", 20, k) for k in (1, 2, 3, 5)]
 )
+# The k-uniform, Delta-regular families (every language has k types, every type lies in Delta
+# languages) on at most 6 types without a common type: the exact no-feedback minimax of C3d-e.
+REGULAR_SMALL: tuple[tuple[str, int, int | None], ...] = tuple(
+    [("disjoint", n, None) for n in range(2, 7)]
+    + [("k-subsets", n, k) for n in range(4, 7) for k in range(2, n)]
+    + [("cyclic-intervals", n, k) for n, k in ((5, 2), (5, 3), (6, 2), (6, 4))]
+)
 
 
 def incidence(families: Sequence[Iterable[int]], n_types: int) -> np.ndarray:
@@ -131,6 +138,13 @@ def interval_family(n: int, k: int) -> np.ndarray:
     return incidence([range(i, i + k) for i in range(n - k + 1)], n)
 
 
+def cyclic_interval_family(n: int, k: int) -> np.ndarray:
+    """The ``n`` cyclic intervals ``{i, i+1, .., i+k-1} mod n`` of length ``k < n``: ``k``-uniform, ``k``-regular."""
+    n = check_positive_int("n", n)
+    k = check_int("k", k, low=1, high=n - 1)
+    return incidence([[(i + j) % n for j in range(k)] for i in range(n)], n)
+
+
 def greedy_trap_family(k: int) -> np.ndarray:
     """The classical greedy set-cover trap, with ``m = 2^(k+1) - 2`` distinct languages.
 
@@ -150,13 +164,16 @@ def greedy_trap_family(k: int) -> np.ndarray:
 
 
 def structured(kind: str, n: int, k: int | None) -> np.ndarray:
-    """The structured family ``kind`` ("disjoint", "k-subsets", "intervals", "greedy-trap") at ``(n, k)``."""
+    """The structured family ``kind`` ("disjoint", "k-subsets", "intervals", "cyclic-intervals",
+    "greedy-trap") at ``(n, k)``."""
     if kind == "disjoint":
         return disjoint_family(n)
     if kind == "k-subsets":
         return k_subsets_family(n, k)
     if kind == "intervals":
         return interval_family(n, k)
+    if kind == "cyclic-intervals":
+        return cyclic_interval_family(n, k)
     if kind == "greedy-trap":
         return greedy_trap_family(n)
     raise ValueError(f"unknown structured family {kind!r}")

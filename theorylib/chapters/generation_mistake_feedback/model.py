@@ -13,6 +13,7 @@ take an explicit ``rng``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from theorylib.core.validation import check_int, check_positive_int, check_real
 from .families import (
     DP_STRUCTURED,
     LARGE_STRUCTURED,
+    REGULAR_SMALL,
     check_inc,
     disjoint_union,
     popcount,
@@ -46,6 +48,7 @@ from .model_games import (
 from .model_generators import CountableDisjoint, HittingSetGen, IndexOrderGen, TypeFamily, feedback_zoo, no_feedback_zoo
 
 MAX_LANGS_DP = 20
+MAX_TYPES_EXACT = 7  # the exhaustive no-feedback search enumerates C(T_max + n, n) count vectors
 
 # ----------------------------------------------------------------------------------------------
 # Families and the value of the game
@@ -284,6 +287,93 @@ def run_no_feedback(instances: Sequence[Instance], T_max_pow: int) -> NoFeedback
         slopes.append(np.array([loglog_slope(Ts.tolist(), row.tolist()) for row in M]))
         fb.append(worst_case_mistakes(fam, HittingSetGen(), T).max(axis=0)[Ts - 1])
     return NoFeedbackResult(names, Ts, nofb, slopes, fb, list(instances))
+
+
+# ----------------------------------------------------------------------------------------------
+# C3d-e: the exact no-feedback minimax, by exhaustive search over all generators
+# ----------------------------------------------------------------------------------------------
+
+
+def count_vectors(n: int, S: int) -> np.ndarray:
+    """Every ``c`` in ``N^n`` with ``sum(c) <= S``, shape ``(C(S + n, n), n)`` (int64)."""
+    return _count_vectors_t(check_positive_int("n", n), check_int("S", S, low=0)).T.astype(np.int64)
+
+
+@functools.lru_cache(maxsize=16)
+def _count_vectors_t(n: int, S: int) -> np.ndarray:
+    """:func:`count_vectors` transposed, int16 (exact: every entry and sum is at most ``S <= 1000``), read-only."""
+    if S > 1000:
+        raise ValueError(f"count vectors need S <= 1000, got {S}")
+    vecs = np.zeros((1, 0), dtype=np.int64)
+    rem = np.array([S], dtype=np.int64)
+    for _ in range(n):
+        reps = rem + 1
+        row = np.repeat(np.arange(vecs.shape[0]), reps)
+        val = np.arange(int(reps.sum()), dtype=np.int64) - np.repeat(np.cumsum(reps) - reps, reps)
+        vecs = np.column_stack([vecs[row], val])
+        rem = rem[row] - val
+    out = np.ascontiguousarray(vecs.T.astype(np.int16))
+    out.flags.writeable = False
+    return out
+
+
+def no_feedback_minimax(inc: np.ndarray, T_max: int) -> np.ndarray:
+    """``V(T)``, ``T = 0..T_max``: the least worst-case mistakes of any no-feedback generator.
+
+    Without feedback on a fixed stream a deterministic generator's outputs are the same for every
+    target, and a fresh output of type ``f`` is a mistake for ``K = L_i`` iff ``f`` is not in
+    ``A_i``; so after ``T`` rounds only the counts ``c_f`` of the output types matter and
+    ``M_i(T) = T - c(A_i)``. The search runs over *every* count vector with ``sum(c) = T`` (every
+    generator up to the order of its outputs): ``V(T) = T - max_c min_i c(A_i)``. Exact integer
+    arithmetic; it never uses ``Delta``, ``m`` or ``tau``.
+    """
+    inc = check_inc(inc)
+    n = inc.shape[1]
+    if n > MAX_TYPES_EXACT:
+        raise ValueError(f"the exhaustive no-feedback search needs at most {MAX_TYPES_EXACT} types, got {n}")
+    CT = _count_vectors_t(n, check_int("T_max", T_max, low=0))
+    worst_hit = None  # min_i c(A_i) for every count vector c, one language at a time
+    for row in inc:
+        types = np.flatnonzero(row)
+        hit = CT[types[0]].copy()
+        for f in types[1:]:
+            hit += CT[f]
+        worst_hit = hit if worst_hit is None else np.minimum(worst_hit, hit, out=worst_hit)
+    best = np.full(T_max + 1, -1, dtype=np.int64)
+    np.maximum.at(best, CT.sum(axis=0, dtype=np.int64), worst_hit.astype(np.int64))
+    return np.arange(T_max + 1, dtype=np.int64) - best
+
+
+def no_feedback_optimal_counts(inc: np.ndarray, T: int) -> np.ndarray:
+    """A count vector ``c`` with ``sum(c) = T`` attaining ``V(T)`` (the first one found)."""
+    inc = check_inc(inc)
+    C = count_vectors(inc.shape[1], check_int("T", T, low=0))
+    C = C[C.sum(axis=1) == T]
+    return C[int(np.argmax((C @ inc.T.astype(np.int64)).min(axis=1)))].copy()
+
+
+@dataclass
+class ExactNoFeedbackResult:
+    """C3d-e: per family, its name, incidence matrix, whether it is regular, and ``V(T)`` for
+    ``T = 1..3 n`` (entry ``T - 1``; ``n`` its number of types)."""
+
+    names: list[str]
+    incs: list[np.ndarray]
+    regular: list[bool]  # from REGULAR_SMALL: k-uniform and Delta-regular
+    V: list[np.ndarray]
+
+
+def run_no_feedback_exact(random_inst: Sequence[Instance]) -> ExactNoFeedbackResult:
+    """``V(T)`` for ``T = 1..3 n`` on the regular families of :data:`.families.REGULAR_SMALL`, then on
+    the random families with at most 6 types and no common type, then on the path intervals on at most
+    6 types (neither of the last two kinds is regular)."""
+    fams = [(f"{kind}({n}{'' if k is None else f',{k}'})", structured(kind, n, k), True)
+            for kind, n, k in REGULAR_SMALL]
+    fams += [(i.name, i.inc, False) for i in random_inst if i.inc.shape[1] <= 6 and not has_common_type(i.inc)]
+    fams += [(f"intervals({n},{k})", structured("intervals", n, k), False)
+             for n in range(4, 7) for k in (2, 3) if n > k + 1]
+    V = [no_feedback_minimax(inc, 3 * inc.shape[1])[1:] for _, inc, _ in fams]
+    return ExactNoFeedbackResult([f[0] for f in fams], [f[1] for f in fams], [f[2] for f in fams], V)
 
 
 # ----------------------------------------------------------------------------------------------

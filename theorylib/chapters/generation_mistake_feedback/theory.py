@@ -8,8 +8,10 @@ number, ``Delta`` its maximum degree. The results encoded here:
 * minimax mistakes under arbitrary contamination ``= tau - 1``; union on disjoint supports adds
   the values plus one; closed forms of ``tau`` for the structured families;
 * the greedy generator's worst case ``= |greedy cover| - 1``;
-* without feedback ``ceil(T (m - Delta)/m) <= max_K M_K(T) <= T`` (log-log slope ``1`` within
-  ``kappa log(m/(m - Delta))``); the hitting-set generator with feedback stays at ``tau - 1``;
+* without feedback ``ceil(T (m - Delta)/m) <= max_K M_K(T) <= T`` for every generator, the lower end
+  attained by the best generator on k-uniform Delta-regular families when ``(T mod n) k < n``;
+  log-log slope ``1`` (its envelope, C3b's tolerance, is in :mod:`.tolerances`); the hitting-set
+  generator with feedback stays at ``tau - 1``;
 * countable collections: the index-order generator makes ``i* - 1`` mistakes (disjoint languages);
 * ``ell`` lies: the bound ``(ell+1)(i*-1) + ell 1[i* >= 2]`` and the values of the truthful and
   early-lying adversaries; the plain generator after one false flag errs in every round but one.
@@ -23,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -172,7 +173,9 @@ def no_feedback_lower_bound(T: int, m: int, delta: int) -> int:
 
 
 def no_feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
-    """Proved: ``ceil(T(m - Delta)/m) <= max_K M_K(T) <= T`` for every no-feedback generator."""
+    """Proved: ``ceil(T(m - Delta)/m) <= max_K M_K(T) <= T`` for every no-feedback generator on the
+    uninformative stream; the lower end is attained by the best generator on k-uniform, Delta-regular
+    families whenever ``(T mod n) k < n``."""
     inc = check_inc(inc)
     return no_feedback_lower_bound(T, inc.shape[0], max_degree(inc)), T
 
@@ -180,6 +183,13 @@ def no_feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
 def wrong_no_feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
     """Wrong theory: contaminated examples still allow generation without feedback (M stays <= tau - 1)."""
     return 0, tau(inc) - 1
+
+
+def wrong_no_feedback_envelope_tau(inc: np.ndarray, T: int) -> tuple[int, int]:
+    """Wrong theory (a false, stronger bound): without feedback the worst case is the transversal-cycling
+    value ``ceil(T (tau - 1)/tau)`` (an upper bound on the minimax, taken for its value)."""
+    t = tau(inc)
+    return -(-T * (t - 1) // t), T
 
 
 def feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
@@ -191,25 +201,6 @@ def feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
 def wrong_feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
     """Wrong theory: feedback does not help, the worst case grows like without it."""
     return no_feedback_envelope(inc, T)
-
-
-def envelope_kappa(Ts: Sequence[float]) -> float:
-    """``kappa = sum_{x_i > xbar} (x_i - xbar) / S_xx`` with ``x = log T``.
-
-    If ``T c <= M(T) <= T`` then the least-squares log-log slope of ``M`` lies in
-    ``1 +- kappa log(1/c)``. Correctly rounded sums (``math.fsum``): the same value on every machine.
-    """
-    x = [math.log(float(t)) for t in Ts]
-    xbar = math.fsum(x) / len(x)
-    xc = [v - xbar for v in x]
-    return math.fsum(v for v in xc if v > 0) / math.fsum(v * v for v in xc)
-
-
-def slope_half_width(Ts: Sequence[float], inc: np.ndarray) -> float:
-    """The half-width ``kappa log(m/(m - Delta))`` of the slope envelope (Lemma, slope envelope)."""
-    inc = check_inc(inc)
-    m, delta = inc.shape[0], max_degree(inc)
-    return envelope_kappa(Ts) * math.log(m / (m - delta))
 
 
 def no_feedback_slope() -> float:
@@ -241,6 +232,12 @@ def wrong_lie_bound_without_ell(i_star: int, ell: int) -> int:
     """Wrong theory: the bound without its ``+ ell`` term, ``(ell+1)(i*-1)``."""
     i_star, ell = _lie_args(i_star, ell)
     return (ell + 1) * (i_star - 1)
+
+
+def wrong_lie_bound_without_indicator(i_star: int, ell: int) -> int:
+    """Wrong theory: the bound with its indicator dropped, ``(ell+1)(i*-1) + ell`` (``ell`` mistakes at ``i* = 1``)."""
+    i_star, ell = _lie_args(i_star, ell)
+    return (ell + 1) * (i_star - 1) + ell
 
 
 def wrong_lie_free(i_star: int, ell: int) -> int:

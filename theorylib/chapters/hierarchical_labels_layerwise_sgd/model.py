@@ -1,4 +1,4 @@
-"""The model of chapter 'hierarchical-labels-layerwise-sgd': the parity tree, quadratic readouts, SGD runs.
+"""The model of chapter 'hierarchical-labels-layerwise-sgd': the parity tree, quadratic features, the stack.
 
 The instance is the binary parity tree on ``x ~ Unif{±1}^d``, ``d = 2^r``: level 0 holds the inputs and
 level ``i`` holds the ``n_i = d / 2^i`` labels ``l^(i)_j = l^(i-1)_{2j} l^(i-1)_{2j+1}`` (0-based), so the
@@ -6,18 +6,13 @@ single level-``r`` label is the full parity ``chi_[d](x)``.
 
 * **Cube and features.** :func:`enumerate_cube`, :func:`parity_tree_labels`, :func:`quad_features`
   (the degree-<=2 monomials ``(1, z_a, z_a z_b)`` of a ±1 vector).
-* **SGD on one level** (C1, C2): online mini-batch SGD of a quadratic readout on iid uniform slots,
-  :func:`sgd_readout_runs`; the C1 cells :func:`law_experiment` (configurations and checkpoints are
-  given by the caller) and the C2 first-passage study :func:`rate_study` (it simulates until every
-  curve has crossed, so no horizon is needed).
 * **The stack and the no-hint learner** (C3): a teacher-forced stack of quadratic readouts
-  (:func:`train_hinted_stack`), its rounded prediction on the whole cube (:func:`predict_stack`), and
-  the no-hint quadratic learner (:func:`train_no_hint_quadratic`), all evaluated exactly;
-  :func:`separation_experiment` (block budgets given by the caller).
+  (:func:`train_hinted_stack`) trained for Thm B's budget (:func:`stack_budget`), its rounded prediction
+  on the whole cube (:func:`predict_stack`), and the no-hint quadratic learner
+  (:func:`train_no_hint_quadratic`), all evaluated exactly; :func:`separation_experiment`.
 
-The residual network of C4 is in :mod:`.model_net`. Never imports ``theory``: every design number the
-theorems prescribe (step sizes, checkpoints, budgets) comes in as an argument. Everything random takes
-an explicit ``rng: np.random.Generator``.
+SGD on one level (C1, C2) is in :mod:`.model_sgd`, the residual network of C4 in :mod:`.model_net`.
+Never imports ``theory``. Everything random takes an explicit ``rng: np.random.Generator``.
 """
 
 from __future__ import annotations
@@ -27,14 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theorylib.core.rates import ols_slope
-from theorylib.core.validation import (
-    check_int,
-    check_positive,
-    check_positive_int,
-    check_power_of_two,
-    check_real,
-)
+from theorylib.core.validation import check_int, check_positive, check_positive_int, check_power_of_two, check_real
 
 MAX_ENUM_DIM = 20
 
@@ -139,193 +127,14 @@ def round_pm1(v: np.ndarray) -> np.ndarray:
     return np.where(np.asarray(v) >= 0, 1, -1).astype(np.int8)
 
 
-def projection_step(p: int) -> float:
-    """1/||phi||^2 = 1/p: the normalised step at B = 1, which makes each SGD step a projection."""
-    return 1.0 / check_positive_int("p", p)
-
-
-# ---------------------------------------------------------------------------------------------
-# SGD of one quadratic readout on iid uniform slots (C1, C2)
-# ---------------------------------------------------------------------------------------------
-
-
-def _check_sgd(eta: float, B: int) -> tuple[float, int]:
+def check_sgd(eta: float, B: int) -> tuple[float, int]:
+    """A step size > 0 and a batch size >= 1."""
     return check_positive("step size eta", eta), check_positive_int("batch size B", B)
 
 
-class _ReadoutRuns:
-    """R independent online SGD runs of a quadratic readout of m iid uniform ±1 slots, advanced on demand.
-
-    The target is the single feature ``target_col`` (realizable, ``w* = e_target``), ``w_0 = 0``, so
-    ``e_0 = -e_target``. Each step draws a fresh mini-batch of B inputs per run from ``rng`` and applies
-    ``e <- e - (eta/B) sum_b (e^T phi_b) phi_b``; the draws do not depend on how the steps are grouped.
-    """
-
-    def __init__(self, m: int, target_col: int, eta: float, B: int, R: int, rng: np.random.Generator) -> None:
-        self.m, self.p = m, n_quad_features(m)
-        self.eta, self.B = _check_sgd(eta, B)
-        self.R = check_positive_int("R", R)
-        if not 0 <= target_col < self.p:
-            raise ValueError(f"target_col = {target_col} must lie in [0, {self.p})")
-        self.rng = rng
-        self.E = np.zeros((self.R, self.p))
-        self.E[:, target_col] = -1.0
-
-    def sq_norms(self) -> np.ndarray:
-        return np.einsum("rp,rp->r", self.E, self.E)
-
-    def step(self) -> None:
-        R, B, p = self.R, self.B, self.p
-        Phi = quad_features(random_signs((R * B, self.m), self.rng)).reshape(R, B, p)
-        res = np.einsum("rbp,rp->rb", Phi, self.E)
-        self.E -= (self.eta / B) * np.einsum("rbp,rb->rp", Phi, res)
-
-    def advance(self, n: int) -> np.ndarray:
-        """n more steps; ||e_t||^2 after each, shape (n, R)."""
-        out = np.empty((n, self.R))
-        for k in range(n):
-            self.step()
-            out[k] = self.sq_norms()
-        return out
-
-
-def sgd_readout_runs(
-    m: int, target_col: int, eta: float, B: int, T: int, R: int, rng: np.random.Generator,
-    record: Sequence[int] | None = None,
-) -> np.ndarray:
-    """||e_t||^2 of R independent online SGD runs (see :class:`_ReadoutRuns`) for t = 0..T, shape (T+1, R),
-    or (len(record), R) at the steps in ``record``. ``||e_0||^2 = 1``."""
-    runs = _ReadoutRuns(m, target_col, eta, B, R, rng)
-    T = check_int("T", T, low=0)
-    keep = np.arange(T + 1) if record is None else np.asarray(record, dtype=int)
-    if keep.size and (keep.min() < 0 or keep.max() > T):
-        raise ValueError(f"record steps must lie in [0, {T}]")
-    out = np.empty((keep.size, runs.R))
-    slot = {int(t): k for k, t in enumerate(keep)}
-    for t in range(T + 1):
-        if t in slot:
-            out[slot[t]] = runs.sq_norms()
-        if t == T:
-            break
-        runs.step()
-    return out
-
-
-@dataclass(frozen=True)
-class LawCell:
-    """One (configuration, checkpoint) cell of the C1 experiment: the mean of ||e_t||^2 over R fresh runs
-    and the delta-method SE of its log, sd / (mean sqrt R)."""
-
-    label: str
-    eta: float
-    B: int
-    p: int
-    t: int
-    mean: float
-    se_log: float
-
-
-def law_experiment(m: int, R: int, design: Sequence[tuple[str, float, int, Sequence[int]]],
-                   rng: np.random.Generator) -> list[LawCell]:
-    """C1 data: for each configuration ``(label, eta, B, checkpoints)`` of ``design`` and each checkpoint t,
-    an independent set of R runs fitting the pair feature z_0 z_1 from w = 0; one :class:`LawCell` each."""
-    p = n_quad_features(m)
-    target = pair_index(m, 0, 1)
-    cells = []
-    for label, eta, B, checkpoints in design:
-        for t in checkpoints:
-            v = sgd_readout_runs(m, target, eta, B, t, R, rng, record=[t])[0]
-            mean = float(v.mean())
-            se_log = float(v.std(ddof=1) / (mean * np.sqrt(R)))
-            cells.append(LawCell(label, float(eta), int(B), p, int(t), mean, se_log))
-    return cells
-
-
-# ---- C2: steps to reach eps, measured as a first passage ----------------------------------------
-
-
-def first_passage(curves: np.ndarray, eps: float, interpolate: bool = False) -> np.ndarray:
-    """First index t along the last axis with curve[t] <= eps (ValueError if some curve never gets there).
-
-    With ``interpolate``, the crossing time of the piecewise-linear interpolation of log curve between
-    t - 1 and t (a real number; for curve = rho^t it is exactly log(1/eps)/log(1/rho))."""
-    curves = np.asarray(curves, dtype=float)
-    below = curves <= eps
-    if not np.all(below.any(axis=-1)):
-        raise ValueError(f"a curve never falls below eps = {eps:g}: simulate longer")
-    t = below.argmax(axis=-1)
-    if not interpolate:
-        return t
-    if np.any(t == 0):
-        raise ValueError("a curve starts below eps: nothing to interpolate")
-    hi = np.log(np.take_along_axis(curves, (t - 1)[..., None], axis=-1)[..., 0])
-    lo = np.log(np.maximum(np.take_along_axis(curves, t[..., None], axis=-1)[..., 0], 1e-300))
-    return t - 1 + (hi - np.log(eps)) / (hi - lo)
-
-
-@dataclass(frozen=True)
-class RateStudy:
-    """C2 data: p, the measured T_hat, and the slope of log T_hat on log p with its bootstrap."""
-
-    p: np.ndarray
-    T_hat: np.ndarray
-    slope: float
-    slope_se: float
-    ci95: tuple[float, float]
-    boot_slopes: np.ndarray
-    horizons: np.ndarray  # steps simulated per m (until every curve had crossed eps)
-
-
-MAX_RATE_STEPS = 1_000_000
-
-
-def _crossed(curves: np.ndarray, eps: float) -> bool:
-    return bool(np.all((curves <= eps).any(axis=-1)))
-
-
-def rate_study(m_list: Sequence[int], eps: float, R: int, rng: np.random.Generator,
-               n_boot: int = 1000) -> RateStudy:
-    """For each m: R runs at B = 1, eta = 1/p; T_hat = the time the mean ||e_t||^2 crosses eps (log-linear
-    interpolation between the two steps around the first passage, so T_hat is not an integer).
-    The slope's SE is the sd of n_boot bootstrap slopes (runs resampled within each m).
-
-    No horizon is computed from a law: each m gets its own two child streams of ``rng`` (bootstrap weights,
-    then the runs), and the runs are advanced p steps at a time until the mean curve and every bootstrap
-    curve have crossed eps. Every value is a function of the draws alone, not of where the simulation stops."""
-    m_list = [check_positive_int("m", m) for m in m_list]
-    if len(m_list) < 2 or len(set(m_list)) != len(m_list):
-        raise ValueError(f"m_list = {m_list!r} needs at least 2 distinct values")
-    eps = check_real("eps", eps, 0.0, 1.0, open_low=True, open_high=True)
-    R = check_int("R", R, low=2)
-    streams = rng.spawn(len(m_list))
-    ps, T_hat, T_boot, horizons = [], [], [], []
-    for m, g in zip(m_list, streams, strict=True):
-        g_boot, g_runs = g.spawn(2)
-        p = n_quad_features(m)
-        W = g_boot.multinomial(R, np.full(R, 1.0 / R), size=n_boot) / R  # bootstrap weights (n_boot, R)
-        runs = _ReadoutRuns(m, pair_index(m, 0, 1), projection_step(p), 1, R, g_runs)
-        blocks = [runs.sq_norms()[None, :]]
-        while True:
-            blocks.append(runs.advance(p))
-            curves = np.concatenate(blocks)  # (t + 1, R)
-            if curves.shape[0] > MAX_RATE_STEPS:
-                raise RuntimeError(f"the runs at m = {m} did not all reach eps = {eps:g} in {MAX_RATE_STEPS} steps")
-            if curves.mean(axis=1).min() > eps:
-                continue
-            boot = W @ curves.T  # (n_boot, t + 1)
-            if _crossed(boot, eps):
-                break
-        ps.append(p)
-        horizons.append(curves.shape[0] - 1)
-        T_hat.append(float(first_passage(curves.mean(axis=1), eps, interpolate=True)))
-        T_boot.append(first_passage(boot, eps, interpolate=True))
-    p_arr = np.array(ps, dtype=float)
-    That = np.array(T_hat, dtype=float)
-    slope = float(ols_slope(np.log(p_arr), np.log(That))[0])
-    boot_s = ols_slope(np.log(p_arr), np.log(np.stack(T_boot, axis=1)))[0]
-    lo, hi = np.quantile(boot_s, [0.025, 0.975])
-    return RateStudy(p_arr, That, slope, float(boot_s.std(ddof=1)), (float(lo), float(hi)), boot_s,
-                     np.array(horizons))
+def projection_step(p: int) -> float:
+    """1/||phi||^2 = 1/p: the normalised step at B = 1, which makes each SGD step a projection."""
+    return 1.0 / check_positive_int("p", p)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,6 +153,28 @@ def stack_shapes(r: int) -> list[tuple[int, int, int]]:
 def stack_targets(m: int) -> np.ndarray:
     """Feature columns of the m/2 targets z_{2j} z_{2j+1} of a block reading m slots."""
     return np.array([pair_index(m, 2 * j, 2 * j + 1) for j in range(m // 2)])
+
+
+def stack_budget(d: int, delta: float) -> list[int]:
+    """The per-block step counts of the C3 stack: T_i = the first t with (1 - 1/p_i)^t <= delta/(d-1).
+
+    This is the budget T_i(delta/(d-1)) that Thm B prescribes at B = 1, eta_i = 1/p_i, where one projection
+    step shrinks E||e||^2 by the factor 1 - 1/p_i. It is the algorithm whose output C3 examines, fixed in
+    advance; no C3 claim tests it (they test orthogonality, Parseval and the union bound, which hold at
+    any budget), and the tests check it against the theory's ``stack_steps``."""
+    r = tree_depth(d)
+    delta = check_real("delta", delta, 0.0, 1.0, open_low=True, open_high=True)
+    target = delta / (d - 1)
+    out = []
+    for _, p, _ in stack_shapes(r):
+        shrink = 1.0 - 1.0 / p
+        t = 0 if shrink <= 0 else int(np.ceil(np.log(target) / np.log(shrink)))
+        while t > 0 and shrink ** (t - 1) <= target:  # the smallest such t, whatever the rounding of the logs
+            t -= 1
+        while shrink**t > target:
+            t += 1
+        out.append(t)
+    return out
 
 
 def train_hinted_stack(r: int, steps: Sequence[int], etas: Sequence[float], B: int,
@@ -432,7 +263,7 @@ def train_no_hint_quadratic(d: int, steps: int, eta: float, B: int, rng: np.rand
     """Online SGD of a quadratic readout of x on the top label chi_[d](x) (no hints), from w = 0."""
     tree_depth(d)
     p = n_quad_features(d)
-    eta, B = _check_sgd(eta, B)
+    eta, B = check_sgd(eta, B)
     w = np.zeros(p)
     for _ in range(check_int("steps", steps, low=0)):
         X = random_signs((B, d), rng)
@@ -477,15 +308,14 @@ def under_trained_steps(steps: Sequence[int], frac: float) -> list[int]:
 MAX_SEPARATION_DIM = 16
 
 
-def separation_experiment(d: int, steps: Sequence[int], under_frac: float,
-                          rng: np.random.Generator) -> SeparationResult:
-    """Train the hinted stack with ``steps[i]`` steps for block i (B = 1, the projection step 1/p_i), an
+def separation_experiment(d: int, delta: float, under_frac: float, rng: np.random.Generator) -> SeparationResult:
+    """Train the hinted stack for the budget :func:`stack_budget` (B = 1, the projection step 1/p_i), an
     under-trained copy (:func:`under_trained_steps`), and a no-hint quadratic readout of x for the same
     total number of steps; evaluate all exactly on the cube."""
     r = tree_depth(d, "d")
     if d > MAX_SEPARATION_DIM:
         raise ValueError(f"d = {d} is too large for the exact C3 enumeration (<= {MAX_SEPARATION_DIM})")
-    steps = [check_int("steps", s, low=0) for s in steps]
+    steps = stack_budget(d, delta)
     etas = [projection_step(p) for _, p, _ in stack_shapes(r)]
     Ws = train_hinted_stack(r, steps, etas, 1, rng)
     under = under_trained_steps(steps, under_frac)

@@ -192,13 +192,15 @@ def train_end_to_end(net: ResidualLabelNet, steps: int, lr: float, batch: int, r
             As.append(a)
             Zs.append(z)
             Hs.append(H)
-        gH = torch.zeros_like(H)
-        gH[:, -1] = (H[:, -1] - y) / batch
+        # g: the loss gradient w.r.t. the label slots of the stream (the input part x is fixed, so its
+        # gradient is never needed, nor the stream gradient below block 0)
+        g = torch.zeros(H.shape[0], net.n, dtype=H.dtype)
+        g[:, -1] = (H[:, -1] - y) / batch
         for k in reversed(range(K)):
-            g = gH[:, n0:]
             da = (g @ net.U[k]) * (As[k] > 0)
             gU, gV, gb = g.T @ Zs[k], da.T @ Hs[k], da.sum(0)
-            gH = gH + da @ net.V[k]
+            if k:
+                g = g + da @ net.V[k][:, n0:]
             net.U[k].sub_(lr * gU)
             net.V[k].sub_(lr * gV)
             net.b[k].sub_(lr * gb)

@@ -14,9 +14,9 @@ level through its ``p = 1 + m + m(m-1)/2`` degree-<=2 monomials.
 * **C4** (the residual network, not proved here): :func:`layerwise_top_accuracy` (the hierarchy is
   learned) and :func:`baseline_top_accuracy` (chance without hints).
 
-The experimental design that the theorems prescribe (the step sizes ``eta*``, the C1 checkpoints, the
-Thm B budget) is computed here too, as :func:`law_design` and :func:`stack_steps`: the notebook passes
-those numbers to the model, which never imports this module.
+The model never imports this module, and no measurement reads it: the C1 checkpoints come from pilot runs,
+the C2 runs are simulated until they have crossed, and the C3 stack's budget, the algorithm of Thm B
+(:func:`stack_steps` here), is fixed in the model and checked against this module by the tests.
 
 Each named wrong theory ``wrong_...`` has the signature of the function it replaces.
 Pure functions, no random numbers.
@@ -101,38 +101,6 @@ def wrong_gd_law(eta: float, B: int, p: int) -> float:
 def wrong_batch_one_law(eta: float, B: int, p: int) -> float:
     """Wrong theory: the B = 1 law used at every B (the 1/B in c = 1 + (p-1)/B forgotten)."""
     return sgd_contraction(eta, 1, p)
-
-
-# ---- the C1 design: three configurations and their checkpoints --------------------------------------
-
-LAW_TARGET = 1e-3  # the C1 horizon T: the first step with rho^T <= LAW_TARGET
-
-
-def law_configs(m: int) -> list[tuple[str, float, int]]:
-    """(label, eta, B) for the three C1 configurations: optimal B=1, under-stepped B=4, over-stepped B=16."""
-    p = n_features(m)
-    return [
-        ("B=1, eta=eta*", optimal_step(1, p), 1),
-        ("B=4, eta=eta*/2", 0.5 * optimal_step(4, p), 4),
-        ("B=16, eta=1.5 eta*", 1.5 * optimal_step(16, p), 16),
-    ]
-
-
-def law_horizon(eta: float, B: int, p: int) -> int:
-    """T = T(LAW_TARGET): the first step with rho^T <= 1e-3 (the C1 horizon; checkpoints T/4, T/2, T)."""
-    return steps_to_mse(LAW_TARGET, eta, B, p)
-
-
-def law_design(m: int) -> list[tuple[str, float, int, tuple[int, ...]]]:
-    """(label, eta, B, checkpoints) of the C1 experiment, checkpoints (T/4, T/2, T) with T from
-    :func:`law_horizon`: where rho^t is about 0.18, 0.03 and 1e-3 (deeper, the sample SE of a product of
-    random matrices is unreliable at the chapter's R)."""
-    p = n_features(m)
-    out = []
-    for label, eta, B in law_configs(m):
-        T = law_horizon(eta, B, p)
-        out.append((label, eta, B, (max(1, T // 4), max(1, T // 2), T)))
-    return out
 
 
 # ---- C2: the slope of log T(eps) on log p ------------------------------------------------------------

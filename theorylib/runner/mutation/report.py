@@ -123,8 +123,12 @@ def mutant_task(slug: str, notebook: str, defaults: dict[str, Any], stored: list
 
 
 def run_mutation(chapter: BookChapter, *, jobs: int | None = None, scheduler: str | None = None,
-                 progress: bool = True, timeout: float = MUTANT_TIMEOUT_S) -> dict[str, Any]:
-    """Mutate the chapter's theory, run every mutant, write and return the report."""
+                 progress: bool = True, timeout: float = MUTANT_TIMEOUT_S, only: str | None = None) -> dict[str, Any]:
+    """Mutate the chapter's theory, run every mutant, write and return the report.
+
+    ``only`` (a substring of mutant ids, e.g. a function name) runs a subset, for working on survivors: the
+    result is printed but not stored (a stored report always covers every mutant).
+    """
     from ..sweep import start_client
 
     folder = package_dir(chapter)
@@ -133,6 +137,10 @@ def run_mutation(chapter: BookChapter, *, jobs: int | None = None, scheduler: st
         raise MutationUsageError(f"{chapter.slug}: no theory module {theory}")
     mutants = enumerate_mutants(theory.read_text(), f"theorylib/chapters/{folder.name}/theory.py")
     equivalent, untested = read_notes(chapter, mutants)
+    if only:
+        mutants = [m for m in mutants if only in m.id]
+        if not mutants:
+            raise MutationUsageError(f"--only {only!r}: no mutant id contains it")
     allowed_misses = read_evaluates_theory(chapter)
     record = claims_record(chapter.notebook_path)
     stored = (record or {}).get("claims")
@@ -190,7 +198,8 @@ def run_mutation(chapter: BookChapter, *, jobs: int | None = None, scheduler: st
         "seconds": round(seconds, 1), "workers": len(workers),
         "results": rows,
     }
-    (folder / REPORT_NAME).write_text(json.dumps(report, indent=1) + "\n")
+    if not only:
+        (folder / REPORT_NAME).write_text(json.dumps(report, indent=1) + "\n")
     return report
 
 

@@ -1,0 +1,74 @@
+"""The error analysis of chapter 'attention-query-learning': the floating-point tolerances of its claims.
+
+None of this is the chapter's theory: these are the rounding budgets of the exact claims (C1, C2, C4a's
+floating-point part, C5). The learners' rounding is propagated through Theorem 3's first-order Jacobian
+(:func:`.theory.first_order_jacobian`): an answer error xi reaches a measured entry M_ij through the row J_ij,
+so by at most ||J_ij||_1 |xi|.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import theory
+
+EPS = float(np.finfo(np.float64).eps)
+FP_SAFETY = 100.0  # the constant of the floating-point error model (see fp_tolerance_entries)
+
+
+def fp_tolerance_entries(J: theory.Jacobian, f_max: float, d_max: float) -> float:
+    """Floating-point error model of a measured entry M_ij: 100 eps (max_ij ||J_ij||_1 max(1, f_max) + d_max).
+
+    Each answer carries a rounding error of a few eps max(1, |f|); Theorem 3's first-order map carries an
+    answer error xi to at most ||J_ij||_1 |xi|; the logit and the difference D1 - D0 add a few eps |D|.
+    The factor 100 covers the small constants of each step.
+    """
+    return FP_SAFETY * EPS * (float(np.max(J.l1())) * max(1.0, f_max) + max(1.0, d_max))
+
+
+def _design_scale(u: np.ndarray, rows: np.ndarray, J: theory.Jacobian) -> tuple[float, float]:
+    """(max |f|, max |D|) over a probe design (query tokens ``rows``), from Lemma 1: f = u^T q + p u^T w."""
+    f = np.concatenate([((rows @ u)[:, None] + J.p * J.m[None, :]).ravel(), rows @ u + J.p0 * J.m0])
+    D = np.abs(np.concatenate([J.z.ravel(), J.z0]))
+    return float(np.max(np.abs(f))), float(np.max(D))
+
+
+def fp_tolerance_full(A: np.ndarray, u: np.ndarray, s: float = 1.0) -> float:
+    """Floating-point tolerance of Theorem 1's max_ab |A_hat_ab - A_ab| (see :func:`fp_tolerance_entries`)."""
+    u = np.asarray(u, dtype=float)
+    J = theory.first_order_jacobian(A, u, s=s)
+    return fp_tolerance_entries(J, *_design_scale(u, np.eye(u.size), J))
+
+
+def sketch_entry_tolerance(A: np.ndarray, u: np.ndarray, K: np.ndarray, Q: np.ndarray) -> float:
+    """:func:`fp_tolerance_entries` for the sketch's measurements (Y1 and Y2, margin over all of K; s = 1)."""
+    u = np.asarray(u, dtype=float)
+    tols = []
+    for rows in (np.eye(u.size), Q.T):
+        J = theory.first_order_jacobian(A, u, rows, K.T)
+        tols.append(fp_tolerance_entries(J, *_design_scale(u, rows, J)))
+    return max(tols)
+
+
+def sketch_tolerance(A: np.ndarray, u: np.ndarray, K: np.ndarray, Q: np.ndarray, kappa: float) -> float:
+    """Max-entry tolerance of the sketch: entry tolerance x (1 + kappa)^2 max(1, ||A||_max).
+
+    kappa = s_1 / s_rank of Q^T Y1, the condition number the pseudo-inverse actually inverts.
+    """
+    return sketch_entry_tolerance(A, u, K, Q) * (1 + kappa) ** 2 * max(1.0, float(np.max(np.abs(A))))
+
+
+def sketch_rel_tolerance(A: np.ndarray, u: np.ndarray, K: np.ndarray, Q: np.ndarray, kappa: float) -> float:
+    """Frobenius relative tolerance: d * (max-entry tolerance) / ||A||_F (the entry bound summed over d^2 entries)."""
+    return np.asarray(u).size * sketch_tolerance(A, u, K, Q, kappa) / float(np.linalg.norm(A))
+
+
+def two_head_rounding(d: int, L_max: int, scale: float) -> float:
+    """C5a: 2 (d + L_max) eps scale, scale = max_X sum_h sum_i s_hi (|u_h| + |u'_h|)^T |x_i| (the attention
+    weights of the two models are computed identically, only the value dot products round)."""
+    return 2 * (d + L_max) * EPS * scale
+
+
+def norm_rounding(norms: list[float]) -> float:
+    """C5b: 64 eps (1 + sum of the value vectors' norms), a few ulps of the distance's norms."""
+    return 64 * EPS * (1 + sum(norms))
