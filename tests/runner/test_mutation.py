@@ -2,14 +2,16 @@
 
 import shutil
 import sys
+import types
 
 import jupytext
+import numpy as np
 import pytest
 from cosmic_ray.mutating import mutate_code
 
 import theorylib.chapters as chapters_pkg
 from theorylib.runner.mutation import operators, report
-from theorylib.runner.mutation.replay import Replayer, ReplayMismatch
+from theorylib.runner.mutation.replay import Replayer, ReplayMismatch, TheoryMemo
 from theorylib.runner.mutation.sites import enumerate_mutants
 from theorylib.runner.registry import all_chapters
 
@@ -127,6 +129,10 @@ claims.report()
 '''
 
 
+def run(replayer, mutant):
+    return replayer.run(mutant.source, mutated=mutant.function)
+
+
 @pytest.fixture
 def demo(tmp_path):
     """A throw-away chapter package 'mutation-demo' (importable as theorylib.chapters.mutation_demo)."""
@@ -158,11 +164,11 @@ def test_replay_reuses_the_measurements_and_kills_a_wrong_formula(demo):
     model = sys.modules["theorylib.chapters.mutation_demo.model"]
     calls = len(model.CALLS)
     by_id = {m.id: m for m in enumerate_mutants(THEORY)}
-    dropped = replayer.run(by_id["predicted:drop-term:1"].source)  # 1/n dropped: at n = 1e9 the same function
+    dropped = run(replayer, by_id["predicted:drop-term:1"])  # 1/n dropped: at n = 1e9 the same function
     assert dropped.status == "survived" and not dropped.misses
-    doubled = replayer.run(by_id["<module>:scale-constant:0"].source)  # SCALE cancels in the claim: equivalent
+    doubled = run(replayer, by_id["<module>:scale-constant:0"])  # SCALE cancels in the claim: equivalent
     assert doubled.status == "survived"
-    swapped = replayer.run(by_id["predicted:mul->div:0"].source)  # SCALE / s2: wrong
+    swapped = run(replayer, by_id["predicted:mul->div:0"])  # SCALE / s2: wrong
     assert swapped.status == "killed" and swapped.failed == ["C1"]
     assert len(model.CALLS) == calls, "a theory mutant must not rerun the simulation"
 
@@ -171,7 +177,7 @@ def test_replay_reports_a_measurement_that_depends_on_the_theory(demo):
     replayer = demo(depends=True)
     replayer.baseline(None)
     by_id = {m.id: m for m in enumerate_mutants(THEORY)}
-    out = replayer.run(by_id["<module>:scale-constant:0"].source)  # SCALE feeds the sample size
+    out = run(replayer, by_id["<module>:scale-constant:0"])  # SCALE feeds the sample size
     assert out.misses == ["model.sample"]
 
 
@@ -179,6 +185,100 @@ def test_replay_refuses_to_run_when_it_cannot_reproduce_the_stored_claims(demo):
     replayer = demo(depends=False)
     with pytest.raises(ReplayMismatch, match="differ from the stored"):
         replayer.baseline([{"name": "C1", "passed": False}])
+
+
+MEMO_THEORY = '''
+import functools
+
+import numpy as np
+
+CALLS = []
+
+
+def h(x):
+    CALLS.append("h")
+    return x + 1
+
+
+def f(x):
+    CALLS.append("f")
+    return 2 * h(x)
+
+
+def k(xs):
+    CALLS.append("k")
+    return sum(v * v for v in xs)
+
+
+@functools.lru_cache
+def cached(x):
+    CALLS.append("cached")
+    return 3 * x
+
+
+def uses_cached(x):
+    CALLS.append("uses_cached")
+    return cached(x) + 1
+
+
+def fill(out):
+    CALLS.append("fill")
+    out[0] += 1.0
+    return float(out[0])
+
+
+def draw(rng):
+    CALLS.append("draw")
+    return float(rng.standard_normal())
+'''
+
+
+def memo_module():
+    module = types.ModuleType("memo_demo")
+    module.__file__ = "<memo-demo theory>"
+    exec(compile(MEMO_THEORY, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def memo_calls(module):
+    return [module.f(1), module.k([1, 2]), module.uses_cached(2), module.uses_cached(2), module.fill(np.zeros(1)),
+            module.draw(np.random.default_rng(0))]
+
+
+def test_the_theory_memo_reruns_exactly_the_calls_that_reach_the_mutated_function():
+    memo = TheoryMemo()
+    recorded = memo_module()
+    memo.install(recorded, None)
+    expected = memo_calls(recorded)
+    memo.recording = False
+    rerun = {}
+    for mutated in ("h", "f", "k", "cached", "uses_cached", "<module>"):
+        module = memo_module()
+        memo.install(module, mutated)
+        assert memo_calls(module) == expected
+        rerun[mutated] = module.CALLS
+    # fill changes its argument and draw advances its generator: they always run.
+    assert rerun["h"] == ["f", "h", "fill", "draw"]
+    assert rerun["f"] == ["f", "fill", "draw"]  # f's own call of h never reached f: replayed
+    assert rerun["k"] == ["k", "fill", "draw"]  # the generator expression inside k counts as k
+    # The second uses_cached(2) only hits cached's lru cache, yet it reached cached: both rerun.
+    assert rerun["cached"] == ["uses_cached", "cached", "uses_cached", "fill", "draw"]
+    assert rerun["uses_cached"] == ["uses_cached", "uses_cached", "fill", "draw"]
+    assert rerun["<module>"] == ["f", "h", "k", "uses_cached", "cached", "uses_cached", "fill", "draw"]
+
+
+def test_the_theory_memo_answers_from_the_unmutated_run_not_the_mutant():
+    memo = TheoryMemo()
+    recorded = memo_module()
+    memo.install(recorded, None)
+    assert recorded.k([1, 2]) == 5
+    memo.recording = False
+    mutant = memo_module()
+    mutant_source = MEMO_THEORY.replace("return x + 1", "return x + 100")
+    exec(compile(mutant_source, mutant.__file__, "exec"), mutant.__dict__)
+    memo.install(mutant, "h")
+    assert mutant.k([1, 2]) == 5 and mutant.CALLS == []  # k never reached h: replayed
+    assert mutant.f(1) == 202  # f reached h: computed by the mutant
 
 
 CHAPTERS = all_chapters()

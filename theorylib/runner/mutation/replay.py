@@ -215,6 +215,97 @@ class Memo:
         return memoized
 
 
+class TheoryMemo:
+    """The recorded calls of the chapter's theory functions, replayed in a mutant where they cannot differ.
+
+    A mutant changes one function ``g`` of the theory. A theory call whose recorded run never reached ``g``
+    (directly or through any other theory code it called) computes the same value in the mutant, so it is
+    answered from the unmutated run. While recording, a profile hook notes which functions of the theory
+    file run inside each call (the top part of ``co_qualname``: nested functions, lambdas and comprehensions
+    count as their enclosing function), and each wrapped call also notes itself (so a cached
+    ``functools.lru_cache`` hit still counts). A call is keyed by the function, the content hash of its
+    arguments and mpmath's working precision; a call whose arguments cannot be hashed, whose result cannot
+    be pickled, or which changes its arguments (a generator it draws from, an array it fills) is never
+    replayed. A mutant outside any function (a module constant) or inside a class turns the memo off. The
+    theory must keep no state between calls other than ``functools`` caches (a chapter's theory is pure).
+    """
+
+    def __init__(self) -> None:
+        self.table: dict[tuple[str, str, int], tuple[bytes, frozenset[str]] | None] = {}
+        self.recording = True
+        self.mutated: str | None = None  # the top-level name the mutant changed; "" turns the memo off
+        self.filename = ""
+        self._stack: list[set[str]] = []
+
+    def install(self, module: types.ModuleType, mutated: str | None) -> None:
+        """Wrap the functions defined in ``module`` (a fresh theory module) for a run against the mutant of
+        ``mutated`` (a qualified function name, ``<module>`` for a module constant; None: the unmutated
+        theory)."""
+        top = (mutated or "").split(".")[0]
+        if mutated is not None and (top == "<module>" or isinstance(vars(module).get(top), type)):
+            top = ""  # a module constant or a class: any call may see it, so nothing is replayed
+        self.filename, self.mutated, self._stack = module.__file__ or "", None if mutated is None else top, []
+        for name, value in list(vars(module).items()):
+            code = getattr(getattr(value, "__wrapped__", value), "__code__", None)
+            if callable(value) and not isinstance(value, type) and code is not None \
+                    and code.co_filename == self.filename:
+                setattr(module, name, self.wrap(name, value))
+
+    def _profile(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and self._stack and frame.f_code.co_filename == self.filename:
+            self._stack[-1].add(frame.f_code.co_qualname.split(".")[0])
+
+    def wrap(self, name: str, fn: Any) -> Any:
+        @functools.wraps(fn)
+        def memoized(*args: Any, **kwargs: Any) -> Any:
+            if self._stack:
+                self._stack[-1].add(name)
+            if not self.recording and self.mutated == "":
+                return fn(*args, **kwargs)
+            try:
+                import mpmath
+
+                key = (name, digest(args, kwargs), mpmath.mp.prec)
+            except Exception:  # an argument that cannot be hashed: never replayed
+                return fn(*args, **kwargs)
+            if not self.recording:
+                entry = self.table.get(key)
+                if entry is not None and self.mutated not in entry[1]:
+                    return pickle.loads(entry[0])
+                return fn(*args, **kwargs)
+            return self._record(key, fn, args, kwargs)
+
+        memoized.__wrapped_by_theorylib_memo__ = True  # type: ignore[attr-defined]
+        return memoized
+
+    def _record(self, key: tuple[str, str, int], fn: Any, args: tuple, kwargs: dict) -> Any:
+        reached: set[str] = {key[0]}
+        outer = not self._stack
+        previous = sys.getprofile()
+        self._stack.append(reached)
+        if outer:
+            sys.setprofile(self._profile)
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            self._stack.pop()
+            if outer:
+                sys.setprofile(previous)
+            else:
+                self._stack[-1].update(reached)
+        try:
+            pure = digest(args, kwargs) == key[1]
+            blob = pickle.dumps(result, protocol=5) if pure else None
+        except Exception:
+            blob = None
+        known = self.table.get(key, (b"", frozenset()))
+        if blob is None or known is None:
+            self.table[key] = None  # impure or unpicklable once: never replayed
+        else:  # the union over repeated calls (a second call may only hit a cache the first one filled)
+            self.table[key] = (blob, known[1] | reached)
+        return result
+
+
 def _raise_in(thread_id: int, exc: type[BaseException]) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc))
 
@@ -256,6 +347,7 @@ class Replayer:
         self.cells = cells[1:upto + 1]
         self.theory_source = (self.folder / "theory.py").read_text()
         self.memo = Memo()
+        self.theory_memo = TheoryMemo()
         self.recording_seconds = 0.0
         self._theory_users = self._modules_importing_theory()
         self._wrap_models()
@@ -285,14 +377,17 @@ class Replayer:
                         and not getattr(value, "__wrapped_by_theorylib_memo__", False)):
                     setattr(module, name, self.memo.wrap(f"{path.stem}.{name}", value))
 
-    def _install_theory(self, source: str) -> None:
-        """Make ``source`` the chapter's theory module and re-import what depends on it (never the models)."""
+    def _install_theory(self, source: str, mutated: str | None) -> None:
+        """Make ``source`` the chapter's theory module, with its functions in the theory memo (``mutated``: the
+        function the mutant changed, None for the unmutated theory), and re-import what depends on it (never
+        the models)."""
         name = f"{self.package}.theory"
         module = types.ModuleType(name)
         module.__file__ = str(self.folder / "theory.py")
         module.__package__ = self.package
         sys.modules[name] = module
         exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 - the mutant under test
+        self.theory_memo.install(module, mutated)
         package = importlib.import_module(self.package)
         package.theory = module
         for mod_name in [m for m in sys.modules if m.startswith(self.package + ".")]:
@@ -302,14 +397,17 @@ class Replayer:
                 if hasattr(package, stem):
                     delattr(package, stem)
 
-    def run(self, source: str | None = None, *, timeout: float = 120.0) -> Outcome:
-        """The claims of the chapter against ``source`` (default: its own theory)."""
+    def run(self, source: str | None = None, *, mutated: str | None = None, timeout: float = 120.0) -> Outcome:
+        """The claims of the chapter against ``source`` (default: its own theory), a mutant of the function
+        ``mutated`` (its qualified name, ``<module>`` for a module constant; given with ``source``)."""
         import matplotlib
 
         matplotlib.use("Agg")
         from theorylib.core.claims import ClaimsFailed
 
-        self._install_theory(self.theory_source if source is None else source)
+        if (source is None) != (mutated is None):
+            raise ValueError("a mutant's source and the function it mutates go together")
+        self._install_theory(self.theory_source if source is None else source, mutated)
         self.memo.start_run()
         namespace: dict[str, Any] = {"__name__": "__main__", **self.defaults}
         start = time.perf_counter()
@@ -339,10 +437,10 @@ class Replayer:
 
     def baseline(self, stored: list[dict[str, Any]] | None) -> Outcome:
         """Run the unmutated theory twice (record, then replay) and check both against the stored claims."""
-        self.memo.recording = True
+        self.memo.recording = self.theory_memo.recording = True
         first = self.run()
         self.recording_seconds = first.seconds
-        self.memo.recording = False
+        self.memo.recording = self.theory_memo.recording = False
         second = self.run()
         if second.misses:
             raise ReplayMismatch(f"{self.slug}: replaying the unmutated theory calls the model differently "

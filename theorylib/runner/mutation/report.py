@@ -104,8 +104,9 @@ _REPLAYERS: dict[str, Any] = {}
 
 
 def mutant_task(slug: str, notebook: str, defaults: dict[str, Any], stored: list[dict[str, Any]],
-                source: str | None, timeout: float) -> dict[str, Any]:
-    """Run one mutant in this worker (the first task of a chapter in a worker also runs its baseline)."""
+                source: str | None, function: str | None, timeout: float) -> dict[str, Any]:
+    """Run one mutant (its source, the function it changes) in this worker (the first task of a chapter in a
+    worker also runs its baseline; ``source`` None is the unmutated theory)."""
     from .replay import Replayer
 
     key = f"{slug}:{hashlib.sha1((notebook + json.dumps(defaults, sort_keys=True)).encode()).hexdigest()}"
@@ -114,7 +115,7 @@ def mutant_task(slug: str, notebook: str, defaults: dict[str, Any], stored: list
         replayer = Replayer(slug, Path(notebook), defaults)
         replayer.baseline(stored)
         _REPLAYERS[key] = replayer
-    out = replayer.run(source, timeout=mutant_timeout(replayer.recording_seconds, timeout))
+    out = replayer.run(source, mutated=function, timeout=mutant_timeout(replayer.recording_seconds, timeout))
     return {"status": out.status, "failed": out.failed, "error": out.error, "misses": out.misses,
             "seconds": out.seconds}
 
@@ -152,12 +153,12 @@ def run_mutation(chapter: BookChapter, *, jobs: int | None = None, scheduler: st
         args = (chapter.slug, str(chapter.notebook_path), chapter.defaults(), stored)
         # The unmutated theory first, on every worker: the baseline check, and the memo each worker reuses.
         workers = list(client.scheduler_info()["workers"])
-        baseline = [client.submit(mutant_task, *args, None, timeout, workers=[w], pure=False) for w in workers]
+        baseline = [client.submit(mutant_task, *args, None, None, timeout, workers=[w], pure=False) for w in workers]
         base = [f.result() for f in baseline]
         if any(b["status"] != "survived" for b in base):
             raise MutationUsageError(f"{chapter.slug}: the unmutated theory fails its claims: {base}")
-        futures = {client.submit(mutant_task, *args, m.source, timeout, pure=False, key=f"mutant-{i}-{m.id}"): m
-                   for i, m in enumerate(mutants)}
+        futures = {client.submit(mutant_task, *args, m.source, m.function, timeout, pure=False,
+                                 key=f"mutant-{i}-{m.id}"): m for i, m in enumerate(mutants)}
         results: dict[str, dict[str, Any]] = {}
         for n, future in enumerate(as_completed(futures), 1):
             m = futures[future]
