@@ -135,3 +135,15 @@ def test_perturbed_environment_is_the_one_make_test_uses():
     makefile = "\n".join(line for line in lines if not line.lstrip().startswith("#"))  # commands, not comments
     assert "NPY_DISABLE_CPU_FEATURES" in makefile and "ATEN_CPU_CAPABILITY=default" in makefile
     assert "OPENBLAS_CORETYPE" not in makefile and "OPENBLAS_L2_SIZE" not in makefile
+
+
+def test_a_computed_fp_tolerance_is_shown_by_its_decade():
+    assert [F.decade_text(b) for b in (5.12e-12, 1.66e-10, 2.44e-13, 1e-10, 1.0000001e-12)] == [
+        "1e-11", "1e-09", "1e-12", "1e-10", "1e-11"]
+    from theorylib.core.claims import check_absolute, measured_text
+
+    for m in (3e-13, 4e-13):  # other digits of the residual, other digits of its computed bound: the same text
+        c = check_absolute("C", m, 0.0, 5.12e-12 * (1 + m), "fp model", fp=True).as_record()
+        assert (measured_text(c), c["tolerance_text"]) == ("<= 1e-11", "|m-p| <= 1e-11")
+    failed = check_absolute("C", 1e-11, 0.0, 5.12e-12, "fp model", fp=True).as_record()
+    assert failed["tolerance_text"] == "|m-p| <= 5.12e-12"  # a failed claim shows the tolerance it broke

@@ -14,8 +14,8 @@ A claim is decided by a *rule* whose tolerance comes from an error analysis:
 Statistical rules take their false-alarm level ``alpha`` explicitly (default
 1e-3 per claim), and the table shows it. A claim on a floating-point-error
 quantity (``fp=True``: the residual of an exact identity, the error of an exact
-algorithm) shows its measured value as the bound it met (``< 1.6e-10``,
-``p ± 1e-12``), never by its digits, which vary between machines; see
+algorithm) shows its measured value, and its tolerance, as the power of ten that bounds them (``<= 1e-10``,
+``p ± 1e-12``), never by their digits, which vary between machines; see
 :mod:`theorylib.core.formatting`. :meth:`ClaimSet.report` shows the
 table, leaves a machine-readable record in the notebook's outputs (under
 :data:`CLAIMS_KEY` in the output's metadata, read back by the command line and the Verification page)
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from .formatting import bound_text
+from .formatting import decade_text
 
 # The key under which the record sits in the claims output's metadata (not in its
 # data: the book's renderer would warn on an unknown MIME type).
@@ -108,13 +108,19 @@ def check_exact(name: str, measured: Any, predicted: Any, why: str) -> Claim:
     return Claim(name, m, p, "exact", 0.0, "exact equality", why, bool(m == p))
 
 
+def _tol_text(tol: float, fp: bool, ok: bool) -> str:
+    """A tolerance as the table shows it: 3 significant digits, or for a passed fp claim its decade (an fp
+    tolerance is a rounding model evaluated on the data: its digits vary between machines, its decade not)."""
+    return decade_text(tol) if fp and ok and tol > 0 else f"{tol:.3g}"
+
+
 def check_absolute(name: str, measured: float, predicted: float, tol: float, why: str, *,
                    fp: bool = False) -> Claim:
     """|measured - predicted| <= tol (``fp=True``: shown as the bound, see the module docstring)."""
     _check_tol(tol)
     m, p = _num(measured), _num(predicted)
     ok = _finite(m, p) and abs(m - p) <= tol
-    return Claim(name, m, p, "absolute", float(tol), f"|m-p| <= {tol:.3g}", why, bool(ok), fp=fp)
+    return Claim(name, m, p, "absolute", float(tol), f"|m-p| <= {_tol_text(tol, fp, ok)}", why, bool(ok), fp=fp)
 
 
 def check_relative(name: str, measured: float, predicted: float, rtol: float, why: str, *,
@@ -123,7 +129,8 @@ def check_relative(name: str, measured: float, predicted: float, rtol: float, wh
     _check_tol(rtol)
     m, p = _num(measured), _num(predicted)
     ok = _finite(m, p) and abs(m - p) <= rtol * abs(p)
-    return Claim(name, m, p, "relative", float(rtol), f"|m-p| <= {rtol:.3g}|p|", why, bool(ok), fp=fp)
+    return Claim(name, m, p, "relative", float(rtol), f"|m-p| <= {_tol_text(rtol, fp, ok)}|p|", why, bool(ok),
+                 fp=fp)
 
 
 def check_zscore(
@@ -159,7 +166,7 @@ def check_upper(name: str, measured: float, bound: float, why: str, tol: float =
     _check_tol(tol)
     m, p = _num(measured), _num(bound)
     ok = _finite(m, p) and m <= p + tol
-    text = "m <= p" if tol == 0 else f"m <= p + {tol:.3g}"
+    text = "m <= p" if tol == 0 else f"m <= p + {_tol_text(tol, fp, ok)}"
     return Claim(name, m, p, "upper", float(tol), text, why, bool(ok), fp=fp)
 
 
@@ -201,13 +208,13 @@ def _fmt(x: float) -> str:
 def measured_text(r: dict[str, Any]) -> str:
     """The measured cell: 4 significant digits, or for a passed fp claim the bound it met.
 
-    ``< tol`` for an upper bound or a residual (predicted 0); ``p ± tol`` for an absolute claim;
-    ``p(1 ± rtol)`` for a relative one. A failed fp claim shows its digits (the run fails anyway).
+    with ``b`` the decade of the tolerance: ``<= b`` for a residual (predicted 0), ``p ± b`` for an absolute claim,
+    ``p(1 ± b)`` for a relative one. A failed fp claim shows its digits (the run fails anyway).
     """
     if not r.get("fp") or not r["passed"]:
         return _fmt(r["measured"])
     tol = r["tolerance"]
-    up = bound_text(tol) if tol > 0 else "0"
+    up = decade_text(tol) if tol > 0 else "0"
     if r["rule"] == "upper":
         return f"<= {_fmt(r['predicted'])}" + (f" + {up}" if tol else "")
     if r["rule"] == "absolute":

@@ -93,6 +93,19 @@ def bound_text(bound: float) -> str:
     return text
 
 
+def decade_text(bound: float) -> str:
+    """The smallest power of ten at or above ``bound`` (``5.12e-12`` -> ``"1e-11"``): how a bound that is itself
+    computed in floating point (a rounding model evaluated on the data) is shown, since its leading digits
+    are as machine-dependent as the error it bounds; its decade is not."""
+    b = float(bound)
+    if not (math.isfinite(b) and b > 0):
+        raise ValueError(f"bound = {bound!r} must be finite and > 0")
+    k = math.ceil(math.log10(b))
+    if 10.0 ** (k - 1) >= b:  # log10 rounded up past an exact power of ten
+        k -= 1
+    return f"{10.0 ** k:.2g}"
+
+
 def fp_shown(value: Any, bound: float) -> str:
     """A floating-point-error quantity as the bound it satisfies: ``"< 1e-12"``.
 
