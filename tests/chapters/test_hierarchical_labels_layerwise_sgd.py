@@ -7,6 +7,7 @@ import itertools
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -427,12 +428,85 @@ def test_c1_mutation_sgd_law():
     assert not claims.claim_sgd_law("C1", cells, theory=b1).passed
 
 
-def test_c2_mutation_rate():
-    study = model_sgd.rate_study(DEF["m_list"], DEF["eps_rate"], DEF["R_rate"], rng_for(DEF["seed"], "C2"))
-    assert claims.claim_rate("C2", study, DEF["m_list"], DEF["eps_rate"]).passed
+@pytest.fixture(scope="module")
+def rate():
+    return model_sgd.rate_study(DEF["m_list"], DEF["eps_rate"], DEF["R_rate"], rng_for(DEF["seed"], "C2"))
+
+
+def test_c2_mutation_rate(rate):
+    assert claims.claim_rate("C2", rate, DEF["m_list"], DEF["eps_rate"]).passed
     for wrong in (theory.wrong_rate_slope_quadratic, theory.wrong_rate_slope_sqrt):
         bad = variant(theory, rate_slope=wrong)
-        assert not claims.claim_rate("C2", study, DEF["m_list"], DEF["eps_rate"], theory=bad).passed
+        assert not claims.claim_rate("C2", rate, DEF["m_list"], DEF["eps_rate"], theory=bad).passed
+
+
+def test_c2b_mutation_crossing_times(rate):
+    m_list, eps = DEF["m_list"], DEF["eps_rate"]
+    c = claims.claim_crossing_times("C2b", rate, m_list, eps)
+    assert c.passed and c.details["z"].shape == (len(m_list),)
+    # wrong theory: the continuous-time count p log(1/eps), the same slope as the truth
+    bad = variant(theory, crossing_times=theory.wrong_crossing_times_continuous)
+    assert not claims.claim_crossing_times("C2b", rate, m_list, eps, theory=bad).passed
+    # a law off by a constant factor keeps C2's slope, and C2b still catches it
+    scaled = variant(theory, crossing_times=lambda ms, e: 1.05 * theory.crossing_times(ms, e))
+    assert claims.claim_rate("C2", rate, m_list, eps, theory=scaled).passed
+    assert not claims.claim_crossing_times("C2b", rate, m_list, eps, theory=scaled).passed
+    # a prediction of the wrong length fails, it does not raise
+    short = variant(theory, crossing_times=lambda ms, e: theory.crossing_times(ms[:-1], e))
+    assert not claims.claim_crossing_times("C2b", rate, m_list, eps, theory=short).passed
+
+
+def test_rate_study_bootstrap_se_of_each_time(rate):
+    assert rate.T_boot.shape == (1000, len(DEF["m_list"]))
+    assert_allclose(rate.log_T_se, np.log(rate.T_boot).std(axis=0, ddof=1))
+    assert np.all(rate.log_T_se > 0)
+
+
+@pytest.fixture(scope="module")
+def budget_runs():
+    return model_sgd.budget_study(DEF["d_exact"], DEF["delta"], DEF["R_rate"], rng_for(DEF["seed"], "C3d"))
+
+
+def test_budget_study_measures_every_block(budget_runs):
+    d = DEF["d_exact"]
+    assert budget_runs.p.tolist() == [float(p) for _, p, _ in model.stack_shapes(model.tree_depth(d))]
+    assert np.all(budget_runs.horizons > budget_runs.T_hat)
+
+
+def test_budget_distance_is_zero_inside_the_ceiling_interval():
+    study = SimpleNamespace(T_hat=np.array([19.5, 60.0, 7.0]), log_T_se=np.array([0.01, 0.01, 0.1]))
+    assert_allclose(claims.budget_distance(study, [20, 60, 8]), [0.0, 0.0, 0.0])
+    assert_allclose(claims.budget_distance(study, [19, 61, 6]), [np.log(19.5 / 19) / 0.01, np.log(60 / 60) / 0.01,
+                                                                 np.log(7 / 6) / 0.1])
+    assert np.all(np.isinf(claims.budget_distance(study, [20, 60])))
+
+
+def test_c3d_mutation_budget(budget_runs):
+    d, delta = DEF["d_exact"], DEF["delta"]
+    c = claims.claim_budget("C3d", budget_runs, d, delta)
+    assert c.passed and c.predicted == pytest.approx(claims.z_critical(1e-3 / model.tree_depth(d)))
+    # wrong theory: the budget of one label, the union over the d - 1 labels forgotten
+    bad = variant(theory, stack_steps=theory.wrong_stack_steps_one_label)
+    assert not claims.claim_budget("C3d", budget_runs, d, delta, theory=bad).passed
+    # a budget a fifth too long, and one block too few, fail (the latter without raising)
+    longer = variant(theory, stack_steps=lambda dd, de: [int(1.2 * t) for t in theory.stack_steps(dd, de)])
+    assert not claims.claim_budget("C3d", budget_runs, d, delta, theory=longer).passed
+    fewer = variant(theory, stack_steps=lambda dd, de: theory.stack_steps(dd, de)[:-1])
+    assert not claims.claim_budget("C3d", budget_runs, d, delta, theory=fewer).passed
+
+
+@pytest.mark.parametrize("d", [4, 8, 16])
+def test_steps_to_mse_first_estimate_is_exact_on_the_chapter_inputs(d):
+    """On the chapter's inputs (B = 1, eta = 1/p, e0 = 1, eps = delta/(d-1)) the first estimate
+    ceil(log(1/eps)/log(1/rho)) is already the smallest t with rho^t <= eps: the repair loops of steps_to_mse
+    never run (mutation.toml's equivalent mutants rest on this)."""
+    for delta in np.geomspace(1e-3, 0.5, 2001):
+        eps = float(delta) / (d - 1)
+        for _, p, _ in model.stack_shapes(model.tree_depth(d)):
+            rho = theory.sgd_contraction(1.0 / p, 1, p)
+            first = int(np.ceil(np.log(1.0 / eps) / np.log(1.0 / rho)))
+            assert first == theory.steps_to_mse(eps, 1.0 / p, 1, p)
+            assert rho**first <= eps < rho ** (first - 1)
 
 
 @pytest.fixture(scope="module")

@@ -83,6 +83,21 @@ def claim_rate(name: str, study: RateStudy, m_list: Sequence[int], eps: float, *
     return check_zscore(name, study.slope, theory.rate_slope(m_list, eps), study.slope_se, why, DEFAULT_ALPHA)
 
 
+def claim_crossing_times(name: str, study: RateStudy, m_list: Sequence[int], eps: float, *,
+                         theory: Theory = _theory) -> Claim:
+    """C2b: chi^2 over m of z_m = (log T_hat_m - log tau_m) / SE_boot(log T_hat_m), tau_m the exact crossing
+    time theory.crossing_times(m_list, eps) (z = inf where a prediction is missing or not > 0).
+    Details: ``z`` and ``predicted`` (tau_m)."""
+    pred = np.asarray(theory.crossing_times(m_list, eps), dtype=float)
+    if pred.shape == study.T_hat.shape and np.all(pred > 0):
+        z = (np.log(study.T_hat) - np.log(pred)) / study.log_T_se
+    else:
+        z = np.full(study.T_hat.shape, np.inf)
+    why = ("log T_hat(eps) per m vs the exact crossing time; SE = sd of log T_hat over the bootstrap curves (runs "
+           "resampled within each m, independent across m); chi2 at alpha = 1e-3")
+    return check_chi2(name, z, why, DEFAULT_ALPHA).with_details(z=z, predicted=pred)
+
+
 # ---- C3: exact separation on the cube ---------------------------------------------------------------------
 
 
@@ -109,6 +124,31 @@ def claim_union_bound(name: str, top_error: float, mse: np.ndarray, *, theory: T
     why = ("exact over the whole cube; Thm B holds for every realisation of the readouts "
            "(Markov per readout, union bound over the d-1 labels)")
     return check_upper(name, top_error, theory.union_bound(mse), why)
+
+
+def budget_distance(study: RateStudy, budget: Sequence[int]) -> np.ndarray:
+    """Per block, how many SE log T_hat_i lies outside [log(T_i - 1), log T_i], the crossing times whose
+    ceiling is T_i (0 inside; inf where a budget is missing or < 1)."""
+    T = np.asarray(budget, dtype=float)
+    if T.shape != study.T_hat.shape or np.any(T < 1):
+        return np.full(study.T_hat.shape, np.inf)
+    lo = np.log(np.maximum(T - 1.0, 1e-300))
+    x = np.log(study.T_hat)
+    return np.maximum.reduce([lo - x, x - np.log(T), np.zeros_like(x)]) / study.log_T_se
+
+
+def claim_budget(name: str, study: RateStudy, d: int, delta: float, *, theory: Theory = _theory) -> Claim:
+    """C3d (Thm B's budget): T_i = theory.stack_steps(d, delta)[i] is the first step with E MSE <= delta/(d-1),
+    so the true crossing time of block i lies in (T_i - 1, T_i]; the measured T_hat_i may lie outside that
+    interval by at most z_{1 - alpha/(2r)} SE in every block (two-sided, Bonferroni over the r blocks).
+    Details: ``dist`` (SE per block) and ``budget``."""
+    budget = [int(t) for t in theory.stack_steps(d, delta)]
+    dist = budget_distance(study, budget)
+    crit = z_critical(DEFAULT_ALPHA / dist.size)
+    why = (f"the crossing time of block i lies in (T_i - 1, T_i] iff T_i is the first step at which rho_i^t <= "
+           f"delta/(d-1); distance of log T_hat_i from that interval in bootstrap SE, max over the {dist.size} "
+           f"blocks <= z at alpha = 1e-3 / {dist.size} two-sided (Bonferroni)")
+    return check_upper(name, float(np.max(dist)), crit, why).with_details(dist=dist, budget=np.array(budget))
 
 
 # ---- C4: the residual network ----------------------------------------------------------------------------

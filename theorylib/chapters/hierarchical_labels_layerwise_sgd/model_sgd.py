@@ -6,7 +6,8 @@
   of runs fixes each configuration's horizon T (the first step at which the pilot mean of ``||e_t||^2``
   is at most 1e-3), then fresh runs are measured at the checkpoints T/4, T/2 and T.
 * **C2.** :func:`rate_study`: the first-passage time of the mean ``||e_t||^2`` below eps at B = 1,
-  eta = 1/p, simulated until every curve has crossed, with a bootstrap of its slope on log p.
+  eta = 1/p, simulated until every curve has crossed, with a bootstrap of each time and of its slope on log p.
+* **C3d.** :func:`budget_study`: the same first passage for each block of the C3 stack, below delta/(d-1).
 
 No horizon, checkpoint or run length here is computed from the law under test (rho of Thm A): they come
 from pilot runs or from simulating until a curve has crossed. Never imports ``theory``.
@@ -22,7 +23,16 @@ import numpy as np
 from theorylib.core.rates import ols_slope
 from theorylib.core.validation import check_int, check_positive_int, check_real
 
-from .model import check_sgd, n_quad_features, pair_index, projection_step, quad_features, random_signs
+from .model import (
+    check_sgd,
+    n_quad_features,
+    pair_index,
+    projection_step,
+    quad_features,
+    random_signs,
+    stack_shapes,
+    tree_depth,
+)
 
 
 class _ReadoutRuns:
@@ -194,6 +204,12 @@ class RateStudy:
     ci95: tuple[float, float]
     boot_slopes: np.ndarray
     horizons: np.ndarray  # steps simulated per m (until every curve had crossed eps)
+    T_boot: np.ndarray  # (n_boot, len(m_list)): T_hat recomputed from each bootstrap mean curve
+
+    @property
+    def log_T_se(self) -> np.ndarray:
+        """The bootstrap SE of log T_hat for each m (sd over the resampled mean curves)."""
+        return np.log(self.T_boot).std(axis=0, ddof=1)
 
 
 MAX_RATE_STEPS = 1_000_000
@@ -242,7 +258,18 @@ def rate_study(m_list: Sequence[int], eps: float, R: int, rng: np.random.Generat
     p_arr = np.array(ps, dtype=float)
     That = np.array(T_hat, dtype=float)
     slope = float(ols_slope(np.log(p_arr), np.log(That))[0])
-    boot_s = ols_slope(np.log(p_arr), np.log(np.stack(T_boot, axis=1)))[0]
+    T_b = np.stack(T_boot, axis=1)
+    boot_s = ols_slope(np.log(p_arr), np.log(T_b))[0]
     lo, hi = np.quantile(boot_s, [0.025, 0.975])
     return RateStudy(p_arr, That, slope, float(boot_s.std(ddof=1)), (float(lo), float(hi)), boot_s,
-                     np.array(horizons))
+                     np.array(horizons), T_b)
+
+
+def budget_study(d: int, delta: float, R: int, rng: np.random.Generator, n_boot: int = 1000) -> RateStudy:
+    """C3d data: for each block of the stack on d = 2^r leaves (m_i = d/2^(i-1) slots, in block order), the
+    time T_hat_i at which the mean ||e_t||^2 of R runs at B = 1, eta = 1/p_i crosses delta/(d-1), measured as
+    in :func:`rate_study` (a teacher-forced block reads iid uniform slots, and every label of a block has the
+    same law, so one pair target per run). The target delta/(d-1) is the chapter's setting, not a law."""
+    r = tree_depth(d)
+    delta = check_real("delta", delta, 0.0, 1.0, open_low=True, open_high=True)
+    return rate_study([m for m, _, _ in stack_shapes(r)], delta / (d - 1), R, rng, n_boot)

@@ -111,6 +111,12 @@ def crossing_times(m_list: Sequence[int], eps: float) -> np.ndarray:
     return np.array([crossing_time(eps, 1.0 / p, 1, p) for p in (n_features(m) for m in m_list)])
 
 
+def wrong_crossing_times_continuous(m_list: Sequence[int], eps: float) -> np.ndarray:
+    """Wrong theory: the continuous-time count p log(1/eps), i.e. log(1/rho) = -log(1 - 1/p) replaced by its
+    first-order term 1/p (too many steps by about log(1/eps)/2)."""
+    return np.array([n_features(m) * np.log(1.0 / check_positive("eps", eps)) for m in m_list])
+
+
 def rate_slope(m_list: Sequence[int], eps: float) -> float:
     """The C2 prediction: the OLS slope of log T(eps) on log p for the exact crossing times (not exactly
     1: T lies between (p-1) log(1/eps) and p log(1/eps))."""
@@ -147,6 +153,13 @@ def stack_steps(d: int, delta: float, B: int = 1) -> list[int]:
     delta = check_real("delta", delta, 0.0, 1.0, open_low=True, open_high=True)
     ps = [n_features(d >> (i - 1)) for i in range(1, r + 1)]
     return [steps_to_mse(delta / (d - 1), optimal_step(B, p), B, p) for p in ps]
+
+
+def wrong_stack_steps_one_label(d: int, delta: float, B: int = 1) -> list[int]:
+    """Wrong theory: the budget T_i(delta) of a single label, the union over the d - 1 labels forgotten."""
+    r = _depth(d)
+    ps = [n_features(d >> (i - 1)) for i in range(1, r + 1)]
+    return [steps_to_mse(delta, optimal_step(B, p), B, p) for p in ps]
 
 
 def union_bound(mse_per_label: np.ndarray | Sequence[float]) -> float:

@@ -44,6 +44,7 @@ from theorylib.core.chapter import package_name
 from ..paths import PACKAGES_DIR
 
 REPORT_CELL = "claims.report()"
+BASELINE_TIMEOUT_S = 900.0  # the unmutated runs are the chapter itself: at most 60 s alone, more on a busy machine
 
 
 class MutantTimeout(Exception):
@@ -438,10 +439,13 @@ class Replayer:
     def baseline(self, stored: list[dict[str, Any]] | None) -> Outcome:
         """Run the unmutated theory twice (record, then replay) and check both against the stored claims."""
         self.memo.recording = self.theory_memo.recording = True
-        first = self.run()
+        first = self.run(timeout=BASELINE_TIMEOUT_S)
         self.recording_seconds = first.seconds
         self.memo.recording = self.theory_memo.recording = False
-        second = self.run()
+        if first.status != "survived":  # before the replay: an unfinished recording would look like a miss
+            raise ReplayMismatch(f"{self.slug}: the unmutated theory does not pass in-process (recording): "
+                                 f"{first.status} {first.error or first.failed}")
+        second = self.run(timeout=BASELINE_TIMEOUT_S)
         if second.misses:
             raise ReplayMismatch(f"{self.slug}: replaying the unmutated theory calls the model differently "
                                  f"({', '.join(second.misses)}): a model call with a side effect the memo cannot see")
