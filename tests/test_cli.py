@@ -78,19 +78,46 @@ def test_run_passes_with_exit_0_and_json(toy, tmp_path, capsys):
          "rule": "exact", "alpha": None, "passed": True}
     ]
     assert out.exists()
+    assert f"1/1 claims hold; notebook at {out};" in captured.err and captured.err.rstrip().endswith(" s")
+
+
+def test_list_is_aligned_and_shows_rules_and_the_last_runtime(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    for c in all_chapters():
+        block = out[out.index(c.slug + "  ("):].split("\n\n")[0]
+        lines = [x for x in block.splitlines() if "allowed:" in x]
+        assert len({x.index(" = ") for x in lines}) == 1 and len({x.index("allowed:") for x in lines}) == 1
+        assert "last run" in block.splitlines()[0]
+        for rel in c.relations:
+            assert f"rule: {rel.rule}" in block
+    assert cli.main(["list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert all(isinstance(c["last_run_s"], float) and c["last_run_s"] > 0 for c in listed)
+    assert {c["slug"]: c["relations"] for c in listed}["attention-query-learning"] == ["2 r <= d_lr"]
 
 
 def test_failed_claim_exits_1_and_shows_the_table(toy, tmp_path, capsys):
     assert cli.main(["run", toy.slug, "-p", "mode", "'fail'", "-o", str(tmp_path / "f.ipynb"), "--no-progress"]) == 1
     captured = capsys.readouterr()
     assert "C1 count" in captured.out and "FAIL" in captured.out
-    assert "1 of 1 claims failed" in captured.err
+    assert "1 of 1 claims failed" in captured.err and "0/1 claims hold; notebook at" in captured.err
 
 
 def test_crash_exits_3_naming_the_cell(toy, tmp_path, capsys):
     assert cli.main(["run", toy.slug, "-p", "mode", "crash", "-o", str(tmp_path / "c.ipynb"), "--no-progress"]) == 3
     err = capsys.readouterr().err
     assert "execution failed in cell" in err and "RuntimeError: the experiment crashed" in err
+    assert "IPKernelApp" not in err and "KeyboardInterrupt" not in err  # the chapter's message, no kernel noise
+
+
+def test_run_writes_the_executed_notebook_as_html(toy, tmp_path, capsys):
+    out = tmp_path / "ok.ipynb"
+    assert cli.main(["run", toy.slug, "-o", str(out), "--html", "--no-progress"]) == 0
+    html = out.with_suffix(".html")
+    assert f"html: {html}" in capsys.readouterr().err
+    text = html.read_text()
+    assert text.lstrip().lower().startswith("<!doctype html") and "C1 count" in text
 
 
 def test_new_writes_every_file_of_a_chapter_from_the_template(tmp_path, capsys):

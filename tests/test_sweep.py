@@ -258,6 +258,67 @@ def test_interrupted_sweep_keeps_finished_reruns_and_resumes(toy, scheduler, tmp
     assert f"{len(done)} done already, {3 - len(done)} to run" in capsys.readouterr().err
 
 
+def test_records_carry_the_code_and_the_plan_is_stored(mixed):
+    out = mixed[2]
+    doc = json.loads((out / "sweep.json").read_text())
+    assert [p["key"] for p in doc["plan"]] == ["mode=pass__seed=0", "mode=fail__seed=0", "mode=crash__seed=0"]
+    code = sweep.chapter_code(TOY)
+    for rec in doc["reruns"]:
+        assert rec["code"]["code_hash"] == code["code_hash"] and len(code["code_hash"]) == 64
+        assert rec["code"]["commit"] and {"python", "numpy"} <= set(rec["code"]["versions"])
+
+
+def test_resume_refuses_records_made_by_other_chapter_code(mixed, scheduler, toy, tmp_path, capsys):
+    out = tmp_path / "sweep"
+    shutil.copytree(mixed[2], out)
+    path = out / "reruns" / "mode=crash__seed=0.json"
+    rec = json.loads(path.read_text())
+    rec["code"]["code_hash"] = "0" * 64  # as if the chapter had changed since this rerun
+    path.write_text(json.dumps(rec))
+    argv = ["sweep", toy.slug, "-p", "mode", "pass,fail,crash", "--seeds", "0", "--scheduler", scheduler,
+            "-o", str(out), "--no-progress"]
+    sweep_start = sweep.start_client
+    sweep.start_client = lambda *a: pytest.fail("a cluster was started")
+    try:
+        assert cli.main(argv) == 2
+    finally:
+        sweep.start_client = sweep_start
+    err = capsys.readouterr().err
+    assert "holds 1 rerun made by other code of toy-chapter (e.g. mode=crash__seed=0" in err and "fresh -o DIR" in err
+
+
+def test_an_ambiguous_plot_claim_stops_a_book_sweep_before_it_starts(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sweep, "start_client", lambda *a: pytest.fail("a cluster was started"))
+    argv = ["sweep", "attention-query-learning", "-p", "d_noise", "4,8", "--plot", "C3", "-o", str(tmp_path / "s")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "claim 'C3' is ambiguous in attention-query-learning; it starts 9 claims:" in err
+    assert "'C3 RMS exponent in n'" in err and "'C1a" not in err
+    assert not (tmp_path / "s").exists()
+
+
+def test_residuals_standardize_each_seed_where_the_prediction_varies():
+    z = sweep.residual({"measured": 1.5, "predicted": 1.0, "tolerance": 3.2905 * 0.25, "rule": "zscore",
+                        "alpha": 1e-3})
+    assert z[0] == pytest.approx(2.0, rel=1e-4) and z[1] == "SE" and z[2] == pytest.approx(3.2905, rel=1e-4)
+    assert sweep.residual({"measured": 2.2, "predicted": 2.0, "tolerance": 0.1, "rule": "relative"})[:2] == (
+        pytest.approx(1.0), "tol")
+    assert sweep.residual({"measured": 1.0, "predicted": 2.0, "tolerance": 0.0, "rule": "upper"}) is None
+    plan = sweep.plan_sweep(TOY, {"size": [2]}, [0, 1, 2])
+
+    def rec(m, p):
+        return {"status": "passed", "claims": [{"name": "C3", "measured": m, "predicted": p, "tolerance": 0.329,
+                                                "tolerance_text": "3.29 SE", "rule": "zscore", "alpha": 1e-3,
+                                                "passed": True}]}
+    records = {plan[0].key: rec(1.1, 1.0), plan[1].key: rec(2.0, 2.1), plan[2].key: rec(3.0, 3.0)}
+    _, claims = sweep.summarize(plan, records)
+    c = claims[0]
+    assert c["predicted_sd"] > 0 and c["residual_unit"] == "SE"
+    assert c["residual_mean"] == pytest.approx(0.0, abs=1e-9) and c["residual_max_abs"] == pytest.approx(1.0, rel=1e-3)
+    text = sweep.render_summary([], claims)
+    assert "+0.00 ± 1.00 SE, max |.| 1.00 (pass <= 3.29)" in text and "3/3 (expected fails 0.003)" in text
+
+
 def test_sweep_plot_command(mixed, tmp_path, capsys):
     fig = tmp_path / "fig.svg"
     assert cli.main(["sweep-plot", str(mixed[2]), CLAIM, "-o", str(fig)]) == 0

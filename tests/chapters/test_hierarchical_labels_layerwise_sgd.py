@@ -485,8 +485,8 @@ def test_c3d_mutation_budget(budget_runs):
     d, delta = DEF["d_exact"], DEF["delta"]
     c = claims.claim_budget("C3d", budget_runs, d, delta)
     assert c.passed and c.predicted == pytest.approx(claims.z_critical(1e-3 / model.tree_depth(d)))
-    # wrong theory: the budget of one label, the union over the d - 1 labels forgotten
-    bad = variant(theory, stack_steps=theory.wrong_stack_steps_one_label)
+    # wrong theory: the budget counted with p - 1 features (the constant monomial forgotten)
+    bad = variant(theory, stack_steps=theory.wrong_stack_steps_no_constant)
     assert not claims.claim_budget("C3d", budget_runs, d, delta, theory=bad).passed
     # a budget a fifth too long, and one block too few, fail (the latter without raising)
     longer = variant(theory, stack_steps=lambda dd, de: [int(1.2 * t) for t in theory.stack_steps(dd, de)])
@@ -496,10 +496,21 @@ def test_c3d_mutation_budget(budget_runs):
 
 
 @pytest.mark.parametrize("d", [4, 8, 16])
-def test_steps_to_mse_first_estimate_is_exact_on_the_chapter_inputs(d):
+def test_steps_to_mse_first_estimate_is_exact_except_at_powers_of_rho(d):
     """On the chapter's inputs (B = 1, eta = 1/p, e0 = 1, eps = delta/(d-1)) the first estimate
-    ceil(log(1/eps)/log(1/rho)) is already the smallest t with rho^t <= eps: the repair loops of steps_to_mse
-    never run (mutation.toml's equivalent mutants rest on this)."""
+    ceil(log(1/eps)/log(1/rho)) is the smallest t with rho^t <= eps on a grid of delta; where eps is a power
+    rho^k it can be off, and the repair loops return the smallest t (mutation.toml rests on both)."""
+    repaired = 0
+    for _, p, _ in model.stack_shapes(model.tree_depth(d)):
+        rho = theory.sgd_contraction(1.0 / p, 1, p)
+        for k in range(2, 3000):
+            eps = rho**k
+            if not 1e-3 / (d - 1) <= eps <= 0.5 / (d - 1):
+                continue
+            T = theory.steps_to_mse(eps, 1.0 / p, 1, p)
+            assert rho**T <= eps < rho ** (T - 1)
+            repaired += T != int(np.ceil(np.log(1.0 / eps) / np.log(1.0 / rho)))
+    assert repaired > 0  # the loops are not dead code
     for delta in np.geomspace(1e-3, 0.5, 2001):
         eps = float(delta) / (d - 1)
         for _, p, _ in model.stack_shapes(model.tree_depth(d)):

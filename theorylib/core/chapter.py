@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from .params import Param, ParameterError, Params, validate
+from .params import Param, ParameterError, Params, Relation, validate
 
 SLUG_RE = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
@@ -35,6 +35,7 @@ class Chapter:
 
     ``alternatives`` maps a setting's name to the parameter values (overrides of
     the defaults) at which every claim must also hold; the tests rerun each.
+    ``relations`` are the rules that tie several parameters (checked with them).
     """
 
     slug: str
@@ -42,6 +43,7 @@ class Chapter:
     paper: int
     params: tuple[Param, ...]
     alternatives: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    relations: tuple[Relation, ...] = ()
 
     def __post_init__(self) -> None:
         package_name(self.slug)  # a malformed slug is a declaration error
@@ -50,9 +52,12 @@ class Chapter:
             raise ValueError(f"chapter {self.slug!r} must declare a 'seed' parameter")
         if len(set(names)) != len(names):
             raise ValueError(f"chapter {self.slug!r} declares a parameter twice")
-        for alt, values in self.alternatives.items():
+        for rel in self.relations:
+            if not set(rel.names) <= set(names):
+                raise ValueError(f"chapter {self.slug!r}: relation {rel.rule!r} names an undeclared parameter")
+        for alt, values in {"defaults": {}, **self.alternatives}.items():
             try:
-                validate(values, self.params, strict=True)
+                validate(values, self.params, strict=True, relations=self.relations)
             except ParameterError as e:
                 raise ValueError(f"chapter {self.slug!r}, alternative {alt!r}: {e}") from e
         object.__setattr__(self, "alternatives", MappingProxyType(dict(self.alternatives)))
@@ -76,4 +81,4 @@ class Chapter:
 
         The result reads both ways, ``P.d`` and ``P["d"]``.
         """
-        return validate(namespace, self.params, strict=strict)
+        return validate(namespace, self.params, strict=strict, relations=self.relations)

@@ -36,6 +36,16 @@ def _print_err(msg: str) -> None:
     print(f"theorylib: {msg}", file=sys.stderr)
 
 
+def _last_run_seconds(chapter: BookChapter) -> float | None:
+    """The wall time of the stored notebook's last execution at the defaults (recorded by ``refresh``)."""
+    from .verification import made_on
+
+    if not chapter.notebook_path.exists():
+        return None
+    wall = made_on(chapter.notebook_path).get("wall_s")
+    return float(wall) if wall is not None else None
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     chapters = all_chapters()
     if args.json:
@@ -43,13 +53,21 @@ def cmd_list(args: argparse.Namespace) -> int:
             {"slug": c.slug, "title": c.title, "paper": c.paper, "part": c.part, "notebook": c.notebook,
              "parameters": [{"name": p.name, "default": p.default, "allowed": p.allowed(), "doc": p.doc}
                             for p in c.params],
+             "relations": [r.rule for r in c.relations], "last_run_s": _last_run_seconds(c),
              "alternatives": {k: dict(v) for k, v in c.alternatives.items()}}
             for c in chapters], indent=2))
         return EXIT_OK
     for c in chapters:
-        print(f"{c.slug}  (paper {c.paper}, {c.part})\n  {c.title}\n  notebook: {c.notebook}")
+        wall = _last_run_seconds(c)
+        took = f"; last run {wall:.0f} s at the defaults" if wall is not None else ""
+        print(f"{c.slug}  (paper {c.paper}, {c.part}{took})\n  {c.title}\n  notebook: {c.notebook}")
+        w_name = max(len(p.name) for p in c.params)
+        w_default = max(len(repr(p.default)) for p in c.params)
         for p in c.params:
-            print(f"    {p.name} = {p.default!r:<24} allowed: {p.allowed()}" + (f"  — {p.doc}" if p.doc else ""))
+            print(f"    {p.name:<{w_name}} = {p.default!r:<{w_default}}  allowed: {p.allowed()}"
+                  + (f"  — {p.doc}" if p.doc else ""))
+        for rel in c.relations:
+            print(f"    rule: {rel.rule}")
         for name, values in c.alternatives.items():
             print(f"    alternative {name}: " + ", ".join(f"{k}={v!r}" for k, v in values.items()))
         print()
@@ -85,9 +103,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     output = _run_output(chapter, args.output)
     if not args.json:
         print(f"running {chapter.slug} with {changed or 'the defaults'} -> {output}", file=sys.stderr)
+    start = time.perf_counter()
     result = rerun(chapter.notebook_path, output, changed, progress=not args.no_progress)
+    seconds = time.perf_counter() - start
     if result.status in ("passed", "failed"):
         _report({"claims": result.claims}, args.json)
+        held = sum(bool(c["passed"]) for c in result.claims)
+        print(f"{held}/{len(result.claims)} claims hold; notebook at {output}; {seconds:.1f} s", file=sys.stderr)
+    if args.html and result.notebook:
+        print(f"html: {write_html(result.notebook)}", file=sys.stderr)
     if result.status == "passed":
         return EXIT_OK
     if result.status == "failed":
@@ -98,6 +122,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     _print_err(f"{chapter.slug}: execution failed {where}: {e.get('ename')}: {e.get('evalue')}"
                + (f"; the executed notebook is {output}" if result.notebook else ""))
     return EXIT_EXECUTION
+
+
+def write_html(notebook: Path) -> Path:
+    """The executed notebook as a self-contained HTML page beside it (figures embedded), to open in a browser."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter(embed_images=True).from_notebook_node(nbformat.read(str(notebook), as_version=4))
+    path = notebook.with_suffix(".html")
+    path.write_text(body, encoding="utf-8")
+    return path
 
 
 def _report(record: dict[str, Any] | None, as_json: bool) -> None:
@@ -199,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a parameter (VALUE is a Python literal, e.g. 3, 0.1, [1,2], 'x')")
     p.add_argument("-o", "--output", help="executed notebook (default: runs/SLUG/SLUG-TIME.ipynb)")
     p.add_argument("--json", action="store_true", help="print the claims as JSON")
+    p.add_argument("--html", action="store_true", help="also write the executed notebook as HTML beside it")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
 

@@ -14,6 +14,10 @@ client writes them as they arrive::
     DIR/sweep.csv            one row per rerun and claim
     DIR/sweep.json           the plan, every record and the summary per setting
 
+Every record carries the code it was made with (:func:`chapter_code`: the commit, a hash of the chapter's
+notebook code, package and the shared core, the package versions); resuming into a folder whose records
+were made by other chapter code is refused, so old and new results never mix.
+
 A rerun's status is ``passed`` (every claim held), ``failed`` (a claim
 failed), ``crashed`` (the notebook raised otherwise, or left no claims record)
 or ``error`` (the rerun could not finish: a lost worker, a dead kernel, an
@@ -34,6 +38,7 @@ import math
 import os
 import re
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -42,10 +47,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from theorylib.core.chapter import package_name
 from theorylib.core.claims import render_text
 from theorylib.core.params import ParameterError, parse_value
 
-from .paths import RUNS_DIR, BookWriteError, refuse_book
+from .environment import environment
+from .paths import CORE_DIR, PACKAGES_DIR, REPO_ROOT, RUNS_DIR, BookWriteError, refuse_book
+from .records import claims_record
 from .registry import BookChapter as Chapter
 from .rerun import FINAL
 
@@ -226,30 +234,86 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def make_record(chapter: Chapter, rerun: Rerun, result: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON record of one rerun (``result`` from :func:`execute_rerun`, minus the notebook)."""
+def _git_commit() -> dict[str, Any]:
+    """The checkout's commit and whether tracked files differ from it (None outside a git checkout)."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(REPO_ROOT), *args], capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": bool(status) if status is not None else None}
+
+
+def chapter_code(chapter: Chapter) -> dict[str, Any]:
+    """What a rerun's numbers depend on besides its parameters: ``commit`` (and ``dirty``), ``code_hash``
+    (sha256 of the notebook's code cells, the chapter package's and the core's ``.py`` files) and
+    ``versions`` (Python and the numeric packages). Records with another ``code_hash`` are not resumed."""
+    import nbformat
+
+    h = hashlib.sha256()
+    nb = nbformat.read(str(chapter.notebook_path), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            h.update(b"cell\0" + cell.source.encode() + b"\0")
+    folders = [PACKAGES_DIR / package_name(chapter.slug), CORE_DIR]
+    for path in sorted(p for folder in folders if folder.is_dir() for p in folder.rglob("*.py")):
+        h.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    env = environment()
+    return {**_git_commit(), "code_hash": h.hexdigest(),
+            "versions": {"python": env["python"], **env["packages"]}}
+
+
+def make_record(chapter: Chapter, rerun: Rerun, result: Mapping[str, Any],
+                code: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON record of one rerun (``result`` from :func:`execute_rerun`, minus the notebook; ``code``
+    from :func:`chapter_code`)."""
     return {
         "chapter": chapter.slug, "key": rerun.key, "setting": dict(rerun.setting), "seed": rerun.seed,
         "parameters": dict(rerun.parameters), "status": result["status"], "error": result.get("error"),
         "claims": result.get("claims", []), "seconds": result.get("seconds"), "worker": result.get("worker"),
         "env": result.get("env"), "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "notebook": f"{RERUN_DIR}/{rerun.key}.ipynb" if result.get("notebook_text") else None,
+        "code": dict(code) if code is not None else None,
     }
 
 
-def store_result(out_dir: Path, chapter: Chapter, rerun: Rerun, result: Mapping[str, Any]) -> dict[str, Any]:
+def store_result(out_dir: Path, chapter: Chapter, rerun: Rerun, result: Mapping[str, Any],
+                 code: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Write the rerun's notebook, then its record (the record's presence marks the rerun done)."""
     folder = out_dir / RERUN_DIR
     folder.mkdir(parents=True, exist_ok=True)
     if result.get("notebook_text"):
         _write_atomic(folder / f"{rerun.key}.ipynb", result["notebook_text"])
-    record = make_record(chapter, rerun, result)
+    record = make_record(chapter, rerun, result, code)
     _write_atomic(folder / f"{rerun.key}.json", json.dumps(record, indent=1))
     return record
 
 
-def load_finished(out_dir: Path, chapter: Chapter, reruns: Sequence[Rerun]) -> dict[str, dict[str, Any]]:
-    """Records already in ``out_dir`` for these reruns (same chapter and parameters, final status)."""
+def load_finished(out_dir: Path, chapter: Chapter, reruns: Sequence[Rerun],
+                  code: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Records already in ``out_dir`` for these reruns (same chapter and parameters, final status).
+
+    With ``code`` (:func:`chapter_code`), any record of the folder made by other chapter code (another
+    ``code_hash``, or none recorded) stops the resume with a :class:`SweepUsageError`."""
+    if code is not None:
+        other = []
+        for path in sorted((out_dir / RERUN_DIR).glob("*.json")):
+            try:
+                rec = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            made = (rec.get("code") or {}).get("code_hash")
+            if rec.get("chapter") == chapter.slug and made != code["code_hash"]:
+                other.append(path.stem)
+        if other:
+            raise SweepUsageError(
+                f"{out_dir} holds {_plural(len(other), 'rerun')} made by other code of {chapter.slug} "
+                f"(e.g. {other[0]}: the chapter's notebook, package or core changed since); sweep into a fresh "
+                "-o DIR, or delete those records to redo them")
     done = {}
     for r in reruns:
         path = out_dir / RERUN_DIR / f"{r.key}.json"
@@ -281,6 +345,28 @@ def _mean_sd(xs: Sequence[float]) -> tuple[float, float]:
     return mean, math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
 
 
+def residual(claim: Mapping[str, Any]) -> tuple[float, str, float] | None:
+    """One seed's standardized residual of a claim: ``(value, unit, pass band)``, or None for a one-sided,
+    exact or chi-square rule (no residual to standardize).
+
+    A z-score claim gives z = (m - p)/SE with SE = tolerance / z_{1-alpha/2} (unit ``SE``, band z_{1-alpha/2});
+    an absolute, relative or interval claim gives (m - p)/tolerance (unit ``tol``, band 1), the tolerance of a
+    relative claim being rtol |p|. The claim passes when |value| <= band."""
+    from theorylib.core.claims import z_critical
+
+    rule, tol = claim.get("rule"), claim.get("tolerance")
+    m, p = float(claim["measured"]), float(claim["predicted"])
+    if tol is None or not math.isfinite(m) or not math.isfinite(p):
+        return None
+    if rule == "zscore" and claim.get("alpha"):
+        z = z_critical(float(claim["alpha"]))
+        return ((m - p) / (float(tol) / z), "SE", z) if tol > 0 else None
+    scale = float(tol) * abs(p) if rule == "relative" else float(tol)
+    if rule in ("absolute", "relative", "interval") and scale > 0:
+        return (m - p) / scale, "tol", 1.0
+    return None
+
+
 def summarize(reruns: Sequence[Rerun], records: Mapping[str, Mapping[str, Any]]
               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Per setting: the reruns' statuses, and each claim's pass rate and measured mean and spread over seeds.
@@ -288,7 +374,9 @@ def summarize(reruns: Sequence[Rerun], records: Mapping[str, Mapping[str, Any]]
     Returns ``(settings, claims)``. A claims row has the setting, the claim,
     ``seeds`` (reruns that measured it), ``passed``, ``pass_rate``,
     ``measured_mean``, ``measured_sd`` (sample standard deviation over seeds),
-    ``predicted_mean``, ``predicted_sd`` and ``failed_seeds``.
+    ``predicted_mean``, ``predicted_sd``, ``failed_seeds``, ``alpha`` (the false-alarm level the claim was
+    built for, None if it has none) and, where the claim has a standardized residual (:func:`residual`),
+    ``residual_mean``, ``residual_sd``, ``residual_max_abs``, ``residual_unit`` and ``residual_band``.
     """
     groups: dict[tuple[tuple[str, Any], ...], list[Rerun]] = {}
     for r in reruns:
@@ -309,7 +397,11 @@ def summarize(reruns: Sequence[Rerun], records: Mapping[str, Mapping[str, Any]]
                 if msg not in errors:
                     errors.append(msg)
             for c in (rec or {}).get("claims", []):
-                d = per_claim.setdefault(c["name"], {"m": [], "p": [], "ok": [], "seed": []})
+                d = per_claim.setdefault(c["name"], {"m": [], "p": [], "ok": [], "seed": [], "z": [], "alpha": None})
+                res = residual(c)
+                if res is not None:
+                    d["z"].append(res)
+                d["alpha"] = c.get("alpha")
                 d["m"].append(float(c["measured"]))
                 d["p"].append(float(c["predicted"]))
                 d["ok"].append(bool(c["passed"]))
@@ -321,10 +413,17 @@ def summarize(reruns: Sequence[Rerun], records: Mapping[str, Mapping[str, Any]]
         for name, d in per_claim.items():
             mm, ms = _mean_sd(d["m"])
             pm, ps = _mean_sd(d["p"])
-            claims.append({"setting": setting, "claim": name, "seeds": len(d["m"]), "passed": sum(d["ok"]),
-                           "pass_rate": sum(d["ok"]) / len(d["ok"]), "measured_mean": mm, "measured_sd": ms,
-                           "predicted_mean": pm, "predicted_sd": ps,
-                           "failed_seeds": [s for s, ok in zip(d["seed"], d["ok"], strict=True) if not ok]})
+            row = {"setting": setting, "claim": name, "seeds": len(d["m"]), "passed": sum(d["ok"]),
+                   "pass_rate": sum(d["ok"]) / len(d["ok"]), "measured_mean": mm, "measured_sd": ms,
+                   "predicted_mean": pm, "predicted_sd": ps,
+                   "failed_seeds": [s for s, ok in zip(d["seed"], d["ok"], strict=True) if not ok],
+                   "alpha": d["alpha"]}
+            if d["z"] and len(d["z"]) == len(d["m"]) and len({(u, b) for _, u, b in d["z"]}) == 1:
+                zs = [z for z, _, _ in d["z"]]
+                zm, zsd = _mean_sd(zs)
+                row.update(residual_mean=zm, residual_sd=zsd, residual_max_abs=max(abs(z) for z in zs),
+                           residual_unit=d["z"][0][1], residual_band=d["z"][0][2])
+            claims.append(row)
     return settings, claims
 
 
@@ -357,17 +456,42 @@ def _g(x: float) -> str:
     return "nan" if not math.isfinite(x) else f"{x:.4g}"
 
 
+def _passed_text(c: Mapping[str, Any]) -> str:
+    """``9/10``, with the failures a claim built for level alpha should show (``expected 0.01``)."""
+    text = f"{c['passed']}/{c['seeds']}"
+    alpha = c.get("alpha")
+    if alpha:
+        text += f" (expected fails {c['seeds'] * float(alpha):.2g})"
+    return text
+
+
+def _residual_text(c: Mapping[str, Any]) -> str:
+    if "residual_mean" not in c:
+        return ""
+    u = c["residual_unit"]
+    return (f"{c['residual_mean']:+.2f} ± {c['residual_sd']:.2f} {u}, max |.| {c['residual_max_abs']:.2f} "
+            f"(pass <= {c['residual_band']:.3g})")
+
+
 def render_summary(settings: Sequence[Mapping[str, Any]], claims: Sequence[Mapping[str, Any]]) -> str:
-    """The summary table: per setting and claim, the pass rate and measured mean ± sd against predicted."""
-    rows = [[setting_label(c["setting"]), c["claim"], f"{c['passed']}/{c['seeds']}",
-             f"{_g(c['measured_mean'])} ± {_g(c['measured_sd'])}",
-             _g(c["predicted_mean"]) + (f" ± {_g(c['predicted_sd'])}" if c["predicted_sd"] else "")]
-            for c in claims]
+    """The summary table: per setting and claim, the pass rate (against the failures its false-alarm level
+    allows), the measured mean ± sd over seeds and the predicted value; where the prediction varies with the
+    random instance, the mean ± sd of the predicted value means little, and the per-seed standardized residual
+    (mean ± sd, largest |.|, its pass band) is shown instead."""
+    rows = []
+    for c in claims:
+        varies = bool(c["predicted_sd"])
+        predicted = _g(c["predicted_mean"]) + (f" ± {_g(c['predicted_sd'])}" if varies else "")
+        res = _residual_text(c) if varies else ""
+        rows.append([setting_label(c["setting"]), c["claim"], _passed_text(c),
+                     f"{_g(c['measured_mean'])} ± {_g(c['measured_sd'])}", predicted, res])
     for s in settings:
         bad = [f"{s[st]} {st}" for st in ("crashed", "error", "missing") if s[st]]
         if bad:
-            rows.append([setting_label(s["setting"]), "(no claims record)", f"0/{s['reruns']}", ", ".join(bad), ""])
-    return render_text(rows, ("setting", "claim", "passed", "measured (mean ± sd over seeds)", "predicted"))
+            rows.append([setting_label(s["setting"]), "(no claims record)", f"0/{s['reruns']}", ", ".join(bad), "",
+                         ""])
+    return render_text(rows, ("setting", "claim", "passed", "measured (mean ± sd over seeds)", "predicted",
+                              "residual per seed (if the prediction varies)"))
 
 
 def _cell(value: Any) -> Any:
@@ -404,6 +528,7 @@ def write_tables(out_dir: Path, chapter: Chapter, swept: Mapping[str, Sequence[A
     doc = {
         "chapter": chapter.slug, "notebook": chapter.notebook,
         "swept": {k: [v for v in swept[k]] for k in swept}, "seeds": list(seeds),
+        "plan": [{"key": r.key, "setting": dict(r.setting), "seed": r.seed} for r in reruns],
         "reruns_planned": len(reruns), "reruns_recorded": sum(r.key in records for r in reruns),
         "complete": all(r.key in records and records[r.key]["status"] in FINAL for r in reruns),
         "all_passed": all(r.key in records and records[r.key]["status"] == "passed" for r in reruns),
@@ -477,7 +602,13 @@ def run_sweep(chapter: Chapter, pairs: Sequence[Sequence[str]], seeds_text: str 
     swept_values = {k: [json.loads(v) for v in vs] for k, vs in swept_checked.items()}
     if plot:
         _check_plot_x(swept_values, plot_x)
-    records: dict[str, dict[str, Any]] = dict(load_finished(out_dir, chapter, reruns))
+        # the stored notebook's claims are those every rerun makes (a chapter without stored outputs, such
+        # as the tests' toy, is checked when its claims are known, after the reruns)
+        stored = [c["name"] for c in (claims_record(chapter.notebook_path) or {}).get("claims", [])]
+        if stored:
+            plot = resolve_claim(plot, stored, chapter.slug)
+    code = chapter_code(chapter)
+    records: dict[str, dict[str, Any]] = dict(load_finished(out_dir, chapter, reruns, code))
     todo = [r for r in reruns if r.key not in records]
     n_settings = len(reruns) // len(seeds)
     print(f"sweep {chapter.slug}: {_plural(len(reruns), 'rerun')} ({_plural(n_settings, 'setting')} x "
@@ -487,15 +618,12 @@ def run_sweep(chapter: Chapter, pairs: Sequence[Sequence[str]], seeds_text: str 
     interrupted = False
     if todo:
         interrupted = _execute_all(chapter, todo, records, out_dir, jobs, scheduler, progress,
-                                   lambda: write_tables(out_dir, chapter, swept_values, seeds, reruns, records))
+                                   lambda: write_tables(out_dir, chapter, swept_values, seeds, reruns, records), code)
     doc = write_tables(out_dir, chapter, swept_values, seeds, reruns, records)
     print(render_summary(doc["settings"], doc["summary"]))
     if plot and doc["summary"]:
-        try:
-            path = plot_sweep(out_dir, plot, x=plot_x)
-            print(f"plot: {path}", file=sys.stderr)
-        except SweepUsageError as e:
-            print(f"theorylib: no plot: {e}", file=sys.stderr)
+        path = plot_sweep(out_dir, plot, x=plot_x)  # a SweepUsageError here is a usage error (exit 2)
+        print(f"plot: {path}", file=sys.stderr)
     if interrupted:
         print(f"theorylib: interrupted; {doc['reruns_recorded']} of {len(reruns)} reruns recorded in {out_dir}; "
               "run the same command again to finish the others", file=sys.stderr)
@@ -508,7 +636,8 @@ def run_sweep(chapter: Chapter, pairs: Sequence[Sequence[str]], seeds_text: str 
 
 
 def _execute_all(chapter: Chapter, todo: Sequence[Rerun], records: dict[str, dict[str, Any]], out_dir: Path,
-                 jobs: int | None, scheduler: str | None, progress: bool, refresh: Any) -> bool:
+                 jobs: int | None, scheduler: str | None, progress: bool, refresh: Any,
+                 code: Mapping[str, Any] | None = None) -> bool:
     """Submit ``todo`` to Dask and store each result as it arrives; True when interrupted."""
     from dask.distributed import as_completed
     from tqdm import tqdm
@@ -529,7 +658,7 @@ def _execute_all(chapter: Chapter, todo: Sequence[Rerun], records: dict[str, dic
                 result = fut.result()
             except Exception as e:  # a lost worker: recorded as 'error', rerun on resume
                 result = {"status": "error", "error": {"ename": type(e).__name__, "evalue": str(e), "cell": None}}
-            records[r.key] = store_result(out_dir, chapter, r, result)
+            records[r.key] = store_result(out_dir, chapter, r, result, code)
             bad += result["status"] != "passed"
             bar.set_postfix_str(f"{bad} not passed" if bad else "all passed", refresh=False)
             bar.update()
@@ -571,8 +700,10 @@ def resolve_claim(claim: str, known: Sequence[str], where: Path | str = "the swe
     matches = [k for k in known if k.startswith(claim)]
     if len(matches) == 1:
         return matches[0]
-    why = "is ambiguous" if matches else "is not"
-    raise SweepUsageError(f"claim {claim!r} {why} in {where}; claims: {', '.join(map(repr, known)) or 'none'}")
+    if matches:
+        raise SweepUsageError(f"claim {claim!r} is ambiguous in {where}; it starts {len(matches)} claims: "
+                              f"{', '.join(map(repr, matches))}")
+    raise SweepUsageError(f"claim {claim!r} is not in {where}; claims: {', '.join(map(repr, known)) or 'none'}")
 
 
 def plot_sweep(sweep_dir: Path, claim: str, *, x: str | None = None, output: Path | None = None,
@@ -607,16 +738,29 @@ def plot_sweep(sweep_dir: Path, claim: str, *, x: str | None = None, output: Pat
     fig = Figure()
     ax = fig.subplots()
     palette = [f"C{i}" for i in range(10)]
+    # a prediction that varies with the random instance: plot the per-seed standardized residual instead
+    on_residuals = any(c["predicted_sd"] for c in rows) and all("residual_mean" in c for c in rows)
     for i, (label, cs) in enumerate(series.items()):
         cs = sorted(cs, key=lambda c: position[_canonical(c["setting"][x])])
         px = [position[_canonical(c["setting"][x])] for c in cs]
         one = len(series) == 1
         suffix = f" ({label})" if label else ""
+        if on_residuals:
+            ax.errorbar(px, [c["residual_mean"] for c in cs], yerr=[c["residual_sd"] for c in cs], fmt="o",
+                        capsize=3, color=MEASURED_COLOR if one else palette[i % 10],
+                        label=f"(measured - predicted) / {cs[0]['residual_unit']}, mean ± sd over seeds{suffix}")
+            continue
         ax.plot(px, [c["predicted_mean"] for c in cs], "-" if numeric else "_", markersize=18,
                 color=THEORY_COLOR if one else palette[i % 10], label=f"predicted{suffix}")
         ax.errorbar(px, [c["measured_mean"] for c in cs], yerr=[c["measured_sd"] for c in cs], fmt="o",
                     capsize=3, color=MEASURED_COLOR if one else palette[i % 10],
                     label=f"measured, mean ± sd over seeds{suffix}")
+    if on_residuals:
+        band = rows[0]["residual_band"]
+        ax.axhline(0.0, color=THEORY_COLOR, lw=1, label="the theory (residual 0)")
+        for sign in (-1, 1):
+            ax.axhline(sign * band, color=THEORY_COLOR, lw=1, ls="--",
+                       label=f"pass band ±{band:.3g}" if sign > 0 else None)
     if not numeric:
         ax.set_xticks(range(len(xs_all)), [v if isinstance(v, str) else _canonical(v) for v in xs_all])
     if logx:
@@ -625,7 +769,7 @@ def plot_sweep(sweep_dir: Path, claim: str, *, x: str | None = None, output: Pat
         ax.set_yscale("log")
     n_seeds = len(doc["seeds"])
     ax.set_xlabel(x)
-    ax.set_ylabel(claim)
+    ax.set_ylabel(f"{claim}: standardized residual" if on_residuals else claim)
     ax.set_title(f"{doc['chapter']}: {claim} ({n_seeds} seed{'s' if n_seeds != 1 else ''} per point)")
     ax.legend()
     token = re.sub(r"[^A-Za-z0-9]+", "-", claim).strip("-").lower()

@@ -1,7 +1,7 @@
 """Declaration of the chapter 'attention-query-learning'."""
 
 from theorylib.core.chapter import Chapter
-from theorylib.core.params import Param
+from theorylib.core.params import Param, Relation
 
 CHAPTER = Chapter(
     slug='attention-query-learning',
@@ -12,7 +12,7 @@ CHAPTER = Chapter(
         Param("d_list", [4, 8, 16, 32], "int_list", "dimensions for Theorem 1 (C1, Figure 1)",
               low=2, high=64, min_len=2, max_len=6, increasing=True),
         Param("d_lr", 32, "int", "dimension of the low-rank instance (Theorem 2, C1-C2)", low=4, high=64),
-        Param("r", 2, "int", "rank of the low-rank A (>= 2 so that C2 has a k < r side; 2r <= d_lr)",
+        Param("r", 2, "int", "rank of the low-rank A (>= 2 so that C2 has a k < r side; 2 r <= d_lr)",
               low=2, high=16),
         Param("A_scale", 2.0, "float", "A entries have variance A_scale^2/d (full and low rank)",
               low=0.1, high=3.0),
@@ -41,4 +41,9 @@ CHAPTER = Chapter(
         "A": {"seed": 1, "d_list": [3, 6, 12, 24], "d_lr": 24, "r": 3, "A_scale": 1.0, "sigma": 3e-5},
         "B": {"seed": 2, "d_list": [5, 10, 20], "d_lr": 40, "r": 4, "A_scale": 2.5, "sigma": 1e-4, "R": 300},
     },
+    relations=(
+        # the sketch runs at every size k = 1..2r (C2), and a sketch of size k needs k <= d_lr
+        Relation(("r", "d_lr"), "2 r <= d_lr", lambda v: 2 * v["r"] <= v["d_lr"],
+                 violating={"d_lr": 4, "r": 3}, satisfying={"d_lr": 6, "r": 3}),
+    ),
 )

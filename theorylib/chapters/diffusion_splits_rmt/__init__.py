@@ -1,7 +1,7 @@
 """Declaration of the chapter 'diffusion-splits-rmt'."""
 
 from theorylib.core.chapter import Chapter
-from theorylib.core.params import Param
+from theorylib.core.params import Param, Relation
 
 CHAPTER = Chapter(
     slug='diffusion-splits-rmt',
@@ -9,7 +9,8 @@ CHAPTER = Chapter(
     paper=9,
     params=(
         Param("seed", 0, "int", "all randomness flows from it", low=0),
-        Param("d", 100, "int", "dimension at size P (2P doubles d and n); a multiple of 10", low=20, high=240),
+        Param("d", 100, "int", "dimension at size P (2P doubles d and n)", low=20, high=240,
+              multiple_of=10),
         Param("gamma", 0.5, "float", "aspect ratio d/n (n = d/gamma)", low=0.1, high=4.0),
         Param("reps", 1000, "int", "datasets at size P (2P uses reps/2)", low=100, high=2000),
         Param("sigma2_list", [0.01, 0.05, 0.2], "float_list", "noise levels of the renormalization claims C1",
@@ -26,7 +27,7 @@ CHAPTER = Chapter(
         Param("rate_n", [100, 200, 400, 800, 1600], "int_list", "sample sizes of the rate sweep C3",
               low=20, high=4000, min_len=4, max_len=8, increasing=True),
         Param("rate_pairs", 200, "int", "independent split pairs per n in C3", low=50, high=2000),
-        Param("rate_fit_from", 400, "int", "C3 fits the slope on the sizes n >= rate_fit_from (>= 3 of them)",
+        Param("rate_fit_from", 400, "int", "C3 fits the slope on the sizes n >= rate_fit_from",
               low=20, high=4000),
         Param("rankone_d", 10, "int", "dimension of the fixed-d claim (C3, rank-one term)", low=4, high=40),
         Param("rankone_n", 400, "int", "the fixed-d claim uses the sizes n and 2n", low=100, high=4000),
@@ -38,4 +39,9 @@ CHAPTER = Chapter(
         "A": {"gamma": 2.0, "d": 100, "reps": 1000, "sigma2_list": [0.02, 0.1, 0.4]},
         "B": {"spectrum": "twolevel", "gamma": 0.25, "d": 80},
     },
+    relations=(
+        Relation(("rate_n", "rate_fit_from"), "at least 3 sizes of rate_n are >= rate_fit_from (the C3 fit window)",
+                 lambda v: sum(n >= v["rate_fit_from"] for n in v["rate_n"]) >= 3,
+                 violating={"rate_fit_from": 4000}, satisfying={"rate_fit_from": 200}),
+    ),
 )

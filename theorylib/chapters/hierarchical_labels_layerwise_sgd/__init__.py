@@ -18,12 +18,14 @@ CHAPTER = Chapter(
               "is too variable, |z| > 3.29 in 2 of 140 seeds)", low=400, high=4000),
         Param("eps_rate", 0.01, "float", "C2: target MSE eps of the first-passage time T(eps)",
               low=1e-4, high=0.1),
-        Param("d_exact", 16, "int", "C3: input dimension of the enumerated cube (a power of 2)", low=4, high=16),
+        Param("d_exact", 16, "int", "C3: input dimension of the enumerated cube", low=4, high=16,
+              power_of_two=True),
         Param("delta", 0.05, "float", "C3: target top-label error of the Thm B budget", low=1e-3, high=0.5),
         Param("under_frac", 0.05, "float", "C3: fraction of its Thm B budget given to the under-trained top block",
               low=0.01, high=1.0),
-        Param("d_net", 16, "int", "C4: leaves of the tree (a power of 2), a hidden subset of the 2 d_net inputs "
-              "(>= 16: at d_net = 8 end-to-end SGD learns the top parity without hints)", low=16, high=64),
+        Param("d_net", 16, "int", "C4: leaves of the tree, a hidden subset of the 2 d_net inputs "
+              "(>= 16: at d_net = 8 end-to-end SGD learns the top parity without hints)", low=16, high=64,
+              power_of_two=True),
         Param("n_blocks", 3, "int", "C4: residual blocks", low=1, high=8),
         Param("width", 128, "int", "C4: hidden width of each block", low=16, high=512),
         Param("steps_per_block", 3000, "int", "C4: SGD steps per block (the baseline gets n_blocks times this)",

@@ -155,11 +155,13 @@ def stack_steps(d: int, delta: float, B: int = 1) -> list[int]:
     return [steps_to_mse(delta / (d - 1), optimal_step(B, p), B, p) for p in ps]
 
 
-def wrong_stack_steps_one_label(d: int, delta: float, B: int = 1) -> list[int]:
-    """Wrong theory: the budget T_i(delta) of a single label, the union over the d - 1 labels forgotten."""
+def wrong_stack_steps_no_constant(d: int, delta: float, B: int = 1) -> list[int]:
+    """Wrong theory: the budget computed with p - 1 features, the constant monomial of the block forgotten
+    (a contraction 1 - 1/(p-1) per projection step: about log((d-1)/delta) steps too few in every block)."""
     r = _depth(d)
-    ps = [n_features(d >> (i - 1)) for i in range(1, r + 1)]
-    return [steps_to_mse(delta, optimal_step(B, p), B, p) for p in ps]
+    delta = check_real("delta", delta, 0.0, 1.0, open_low=True, open_high=True)
+    ps = [n_features(d >> (i - 1)) - 1 for i in range(1, r + 1)]
+    return [steps_to_mse(delta / (d - 1), optimal_step(B, p), B, p) for p in ps]
 
 
 def union_bound(mse_per_label: np.ndarray | Sequence[float]) -> float:

@@ -15,4 +15,8 @@ CHAPTER = Chapter(
         Param("n", 2000, "int", "samples of the example claim C1", low=100, high=100_000),
     ),
     alternatives={"A": {"seed": 1, "n": 4000}},
+    # Every rule the code relies on is declared, so that no allowed value stops a run halfway: multiple_of=
+    # and power_of_two=True on a Param, and for rules between parameters, e.g.
+    # relations=(Relation(("r", "d"), "2 r <= d", lambda v: 2 * v["r"] <= v["d"],
+    #                     violating={"r": 9}, satisfying={"r": 4}),),
 )
