@@ -64,7 +64,9 @@ def test_the_rules_found_in_the_chapters_are_declared():
     for slug, name in [("hierarchical-labels-layerwise-sgd", "d_exact"), ("hierarchical-labels-layerwise-sgd", "d_net"),
                        ("diffusion-splits-rmt", "d"), ("diffusion-splits-rmt", "at least 3 sizes of rate_n are "
                                                        ">= rate_fit_from (the C3 fit window)"),
-                       ("attention-query-learning", "2 r <= d_lr")]:
+                       ("attention-query-learning", "2 r <= d_lr"), ("hellinger-tv-mixtures", "L_step"),
+                       ("hellinger-tv-mixtures",
+                        "at least 5 values L >= 10 in the sweep 6, 6 + L_step, ..., <= L_max")]:
         assert (slug, name) in declared, f"{slug}: the rule on {name} is not declared"
 
 

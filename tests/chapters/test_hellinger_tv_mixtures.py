@@ -277,7 +277,8 @@ def test_hypercontractive_ratio():
     (lambda: model.gauss_legendre_panels(1.0, 0.0, 4, 5), "a < b"),
     (lambda: theory.tv_asymptotic(10, 1.0, order=2), "order"),
     (lambda: model_fits.fit_increments(np.array([6, 10, 14]), np.zeros(3)), "at least 4"),
-    (lambda: model_fits.fit_tv_remainder(np.array([6, 10]), np.zeros(2), np.zeros(3)), "same length"),
+    (lambda: cl.remainder_intercept(np.array([6, 10]), np.zeros(3)), "same length"),
+    (lambda: cl.remainder_intercept(np.array([6, 10, 14, 18]), np.zeros(4)), "at least 4"),
     (lambda: cl.max_rel_dev([0.0], [0.0, 1.0]), "equally long"),
 ])
 def test_bad_input(call, match):
@@ -320,11 +321,37 @@ def test_c72_rejects_polylog_untilted_and_wrong_rate(sweep):
     assert not wrong.passed and abs(wrong.measured - 0.5 * math.log(2)) > 0.25
 
 
+def test_c72b_rejects_ratio_constant_m2_over_6(sweep):
+    M = DEF["M"]
+    good = cl.claim_c72b("C7.2b", sweep.tilted)
+    assert good.passed and good.details["sens"] < good.tolerance / 10
+    wrong = variant(theory, log_ratio_asymptotic=theory.wrong_log_ratio_constant)
+    claim = cl.claim_c72b("C7.2b", sweep.tilted, theory=wrong)
+    assert not claim.passed and claim.measured == pytest.approx(-M**2 / 6, abs=10 * good.tolerance)
+
+
+def test_c72b_measures_the_constant_minus_m2_over_3(sweep):
+    """The fitted constant of log(H/TV) beyond the Gamma-function part is -M^2/3, from the measured sweep alone."""
+    M = DEF["M"]
+    L = np.array([m.L for m in sweep.tilted])
+    n = L + 1.0
+    r = np.array([m.log_h - m.log_tv for m in sweep.tilted])
+    gamma_part = 0.5 * (n * math.log(2) + special.gammaln(n + 0.5) - 0.5 * math.log(math.pi) - math.log(2)
+                        - 2 * (0.5 * n * math.log(2) + special.gammaln(0.5 * (n + 1)) - 0.5 * math.log(math.pi)))
+    a0 = cl.remainder_intercept(L, r - gamma_part)
+    assert a0 == pytest.approx(-M**2 / 3, abs=cl.rate_tolerance(M) / 10)
+
+
 def test_c73_rejects_wrong_constants_and_leading_order(sweep):
     assert cl.claim_c73("C7.3", sweep.tilted).passed
     for wrong in (variant(theory, c1=theory.wrong_c1_no_quartic), variant(theory, c1=theory.wrong_c1_zero),
                   variant(theory, tv_leading=theory.wrong_tv_leading_order)):
         assert not cl.claim_c73("C7.3", sweep.tilted, theory=wrong).passed
+
+
+def test_c73_rejects_quartic_m4_over_36(sweep):
+    wrong = cl.claim_c73("C7.3", sweep.tilted, theory=variant(theory, c1=theory.wrong_c1_quartic_36))
+    assert not wrong.passed and abs(wrong.measured - wrong.predicted) > 2 * wrong.tolerance
 
 
 def test_c74a_le_cam_lower_rejects_h_le_tv(testbed):
@@ -349,10 +376,67 @@ def test_c74c_thm71_rejects_polylog(testbed):
     assert not wrong.passed and wrong.measured > 1e3
 
 
+def test_c74d_tail_moments_reject_zeta_equal_eta():
+    M = DEF["M"]
+    log_eta, log_zeta = model_float.tail_moments_series(M, 300)
+    assert cl.claim_c74_tail_moments("C7.4d", log_eta, log_zeta, M).passed
+    wrong = variant(theory, eta_zeta=theory.wrong_eta_zeta_l1)
+    claim = cl.claim_c74_tail_moments("C7.4d", log_eta, log_zeta, M, theory=wrong)
+    assert not claim.passed and claim.measured > 0.1
+
+
+def test_tail_moments_series_against_mpmath():
+    M, L = 1.3, 4
+    log_eta, log_zeta = model_float.tail_moments_series(M, 10)
+    with mpmath.workdps(40):
+        def rho(u):
+            return mpmath.nsum(lambda j: u**j / mpmath.factorial(j), [L + 1, mpmath.inf])
+        eta = 2 * mpmath.quad(lambda z: mpmath.npdf(z) * rho(M * z), [0, 10, 40])
+        zeta2 = 2 * mpmath.quad(lambda z: mpmath.npdf(z) * rho(M * z) ** 2, [0, 10, 40])
+    assert log_eta[L] == pytest.approx(float(mpmath.log(eta)), rel=1e-12)
+    assert log_zeta[L] == pytest.approx(0.5 * float(mpmath.log(zeta2)), rel=1e-12)
+
+
+def test_c75_monomial_rejects_lemma_constant():
+    degrees = np.arange(0, DEF["L_max"] + 2)
+    ratios = [model_float.hypercontractive_ratio(np.eye(d + 1)[d]) for d in degrees]
+    assert cl.claim_c75_monomial("C7.5", degrees, ratios).passed
+    wrong = variant(theory, log_monomial_l2_l1=theory.wrong_log_monomial_l2_l1_lemma)
+    assert not cl.claim_c75_monomial("C7.5", degrees, ratios, theory=wrong).passed
+
+
+@pytest.fixture(scope="module")
+def dilution():
+    return model_float.dilution_testbed(rng_for(DEF["seed"], "C7.6"), DEF["M"], 10)
+
+
+def test_c76a_sandwich_rejects_flipped_sign(dilution):
+    assert cl.claim_c76_sandwich("C7.6a", dilution).passed
+    wrong = variant(theory, dilution_sandwich=theory.wrong_dilution_sandwich_sign)
+    assert not cl.claim_c76_sandwich("C7.6a", dilution, theory=wrong).passed
+
+
+def test_c76b_tightness_rejects_ratio_limit_without_half(dilution):
+    assert cl.claim_c76_tight("C7.6b", dilution).passed
+    wrong = variant(theory, dilution_sandwich=theory.wrong_dilution_ratio_limit)
+    claim = cl.claim_c76_tight("C7.6b", dilution, theory=wrong)
+    assert not claim.passed and claim.measured > 10
+
+
+def test_dilution_width_bounds_the_sandwich():
+    for a, A, C in [(1e-3, 1.0, 7.0), (1e-2, 2.0, 1.0)]:
+        d = theory.dilution_sandwich(A, C, a)
+        w = cl.dilution_width(a, A, C)
+        assert d["upper"] / d["lower_tight"] - 1 <= w and 1 - d["lower_spec"] / d["upper"] <= w
+    with pytest.raises(ValueError, match="must be < 1"):
+        cl.dilution_width(0.5, 1.0, 3.0)
+
+
 def test_fit_sensitivity_is_small_at_defaults(sweep):
     M = DEF["M"]
     assert cl.claim_c72("C7.2", sweep.tilted).details["sens"] < cl.rate_tolerance(M) / 10
     assert cl.claim_c73("C7.3", sweep.tilted).details["sens"] < cl.rate_tolerance(M) / 10
+    assert cl.claim_c72b("C7.2b", sweep.tilted).details["sens"] < cl.rate_tolerance(M) / 10
 
 
 def test_fp_claims_show_bounds(sweep):

@@ -1,7 +1,7 @@
 """Declaration of the chapter 'hellinger-tv-mixtures'."""
 
 from theorylib.core.chapter import Chapter
-from theorylib.core.params import Param
+from theorylib.core.params import Param, Relation
 
 CHAPTER = Chapter(
     slug="hellinger-tv-mixtures",
@@ -11,7 +11,8 @@ CHAPTER = Chapter(
         Param("M", 1.0, "float", "mixing measures live on [-M, M]", low=0.25, high=2.0),
         Param("L_max", 38, "int", "largest L of the sweep L = 6, 6 + L_step, ... (pairs match L tilted moments)",
               low=26, high=50),
-        Param("L_step", 4, "int", "step of the L sweep (even; >= 5 values L >= 10 are needed)", low=2, high=8),
+        Param("L_step", 4, "int", "step of the L sweep (every L of the finite-difference pair is even)", low=2,
+              high=8, multiple_of=2),
         Param("n_random_pairs", 200, "int", "random discrete pairs in the inequality test bed", low=10, high=2000),
         Param("seed", 0, "int", "all randomness flows from it", low=0),
         Param("quad_panels", 40, "int", "Gauss-Legendre panels on [0, X] for the measured TV and H", low=20, high=160),
@@ -21,4 +22,10 @@ CHAPTER = Chapter(
         "A": {"M": 0.5, "L_max": 46},
         "B": {"M": 2.0, "L_max": 30},
     },
+    relations=(
+        # the asymptotic fits (C7.2, C7.3) run over the L >= 10 of the sweep and need at least 5 of them
+        Relation(("L_max", "L_step"), "at least 5 values L >= 10 in the sweep 6, 6 + L_step, ..., <= L_max",
+                 lambda v: sum(L >= 10 for L in range(6, v["L_max"] + 1, v["L_step"])) >= 5,
+                 violating={"L_step": 8, "L_max": 40}, satisfying={"L_step": 8, "L_max": 46}),
+    ),
 )

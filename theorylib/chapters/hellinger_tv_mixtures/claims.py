@@ -2,14 +2,16 @@
 
 ``claim_x(name, measured data..., settings..., *, theory=theory) -> Claim``: the name first, then the measured
 data (the sweep's :class:`~.model.FDMeasurement` list, or the test bed's TV and H), then the wrong-theory hook
-``theory=``, from which every prediction is read. The measured data come from ``model``; a fit that turns them
-into the measured constant is ``model_fits``'s.
+``theory=``, from which every prediction is read. The measured data come from ``model``; a fit of measured data
+alone (the increments of C7.2) is ``model_fits``'s. A fit of the residual of measured data against the theory's
+expansion (C7.2b, C7.3) is part of the decision and lives here (:func:`remainder_intercept`), as does the refit
+estimate of a fit's truncation error (:func:`refit_sensitivity`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType, SimpleNamespace
 
 import mpmath
@@ -20,7 +22,7 @@ from theorylib.core.validation import check_positive
 
 from . import theory as _theory
 from .model import FDMeasurement
-from .model_fits import fit_increments, fit_sensitivity, fit_tv_remainder, increment_slope
+from .model_fits import fit_increments, increment_slope
 
 Theory = ModuleType | SimpleNamespace
 
@@ -106,7 +108,44 @@ def claim_c71_h(name: str, meas: Sequence[FDMeasurement], tol: float = C71_TOL, 
 
 
 # --------------------------------------------------------------------------------------------------
-# C7.2, C7.3: the asymptotic constants
+# C7.2, C7.2b, C7.3: the asymptotic constants
+
+L_FIT_MIN = 10  # the asymptotic fits use L >= 10
+
+
+def remainder_intercept(L: np.ndarray, y: np.ndarray, L_fit_min: int = L_FIT_MIN,
+                        powers: Sequence[int] = (1, 2)) -> float:
+    """Intercept of y_L regressed on [1, n^-k for k in powers] (n = L + 1) over L >= L_fit_min.
+
+    y_L is a residual of measured values against a theory's expansion (so this fit is part of the decision).
+    """
+    L = np.asarray(L)
+    y = np.asarray(y, dtype=float)
+    if y.shape != L.shape:
+        raise ValueError(f"L and y must have the same length; got {L.shape}, {y.shape}")
+    sel = L >= L_fit_min
+    if sel.sum() < len(powers) + 2:
+        raise ValueError(f"need at least {len(powers) + 2} values L >= {L_fit_min} for this fit")
+    n = L[sel] + 1.0
+    design = np.column_stack([np.ones_like(n)] + [n ** (-float(k)) for k in powers])
+    return float(np.linalg.lstsq(design, y[sel], rcond=None)[0][0])
+
+
+def refit_sensitivity(fit: Callable[..., float], L: np.ndarray, y: np.ndarray, powers: Sequence[int],
+                      extra_power: int) -> float:
+    """Truncation-error estimate of an asymptotic fit ``fit(L, y, L_fit_min=..., powers=...)``: the largest change
+    of the fitted constant when (i) the next power n^-extra_power is added, or (ii) the smallest L >= 10 is
+    dropped from the fit (each only where enough points remain). nan if neither variant is feasible."""
+    L = np.asarray(L)
+    base = fit(L, y, powers=tuple(powers))
+    first = int(L[L >= L_FIT_MIN].min())
+    changes = []
+    for variant in ({"powers": (*powers, extra_power)}, {"powers": tuple(powers), "L_fit_min": first + 1}):
+        try:
+            changes.append(abs(fit(L, y, **variant) - base))
+        except ValueError:
+            continue
+    return max(changes) if changes else float("nan")
 
 
 def claim_c72(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _theory) -> Claim:
@@ -117,22 +156,44 @@ def claim_c72(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _the
     L, M = _sweep_data(meas)
     r = np.array([m.log_h - m.log_tv for m in meas])
     b = fit_increments(L, r)[0]
-    sens = fit_sensitivity(increment_slope, L, r, (2, 3), 4)
+    sens = refit_sensitivity(increment_slope, L, r, (2, 3), 4)
     return check_absolute(name, b, theory.ratio_slope(M), rate_tolerance(M),
                           why="fit b + c/n^2 + e/n^3 exact to O(n^-4); envelope 1e-3(1+M^4) >> refit change"
                           ).with_details(sens=sens)
 
 
+def claim_c72b(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _theory) -> Claim:
+    """C7.2b: log(H_L/TV_L) minus ``theory.log_ratio_asymptotic`` tends to 0 (no constant is left).
+
+    Both forms of the expansion (Gamma functions and Stirling) are checked: for each, the residual
+    d_L = log H_L - log TV_L - (expansion) is regressed on [1, 1/n, 1/n^2] over L >= 10 and its intercept
+    (the residual at n = infinity) must vanish; measured = the intercept of larger size.
+    details: ``intercepts`` (Gamma, Stirling), ``sens`` (largest refit change of either intercept).
+    """
+    L, M = _sweep_data(meas)
+    r = np.array([m.log_h - m.log_tv for m in meas])
+    icpts, sens = [], []
+    for stirling in (False, True):
+        d = r - np.array([theory.log_ratio_asymptotic(int(v), M, stirling=stirling) for v in L])
+        icpts.append(remainder_intercept(L, d))
+        sens.append(refit_sensitivity(remainder_intercept, L, d, (1, 2), 3))
+    worst = icpts[int(np.argmax(np.abs(icpts)))]
+    return check_absolute(name, worst, 0.0, rate_tolerance(M),
+                          why="fit a + b/n + c/n^2 exact to O(n^-3); envelope 1e-3(1+M^4) >> refit change"
+                          ).with_details(intercepts=np.array(icpts), sens=max(sens))
+
+
 def claim_c73(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _theory) -> Claim:
     """C7.3: the 1/n coefficient of log TV_L - ``theory.tv_leading`` equals ``theory.c1(M)``.
 
+    Measured: the intercept of y_L = n (log TV_L - tv_leading) regressed on [1, 1/n, 1/n^2] over L >= 10.
     details: ``sens``, the fit's own truncation estimate (largest refit change of the coefficient).
     """
     L, M = _sweep_data(meas)
     log_tv = np.array([m.log_tv for m in meas])
-    base = np.array([theory.tv_leading(int(v), M) for v in L])
-    c_hat = fit_tv_remainder(L, log_tv, base)
-    sens = fit_sensitivity(fit_tv_remainder, L, log_tv, (1, 2), 3, base=base)
+    y = (L + 1.0) * (log_tv - np.array([theory.tv_leading(int(v), M) for v in L]))
+    c_hat = remainder_intercept(L, y)
+    sens = refit_sensitivity(remainder_intercept, L, y, (1, 2), 3)
     return check_absolute(name, c_hat, theory.c1(M), rate_tolerance(M),
                           why="fit c1 + d/n + e/n^2 exact to O(n^-3); envelope 1e-3(1+M^4) >> refit change"
                           ).with_details(sens=sens)
@@ -163,3 +224,95 @@ def claim_c74_thm71(name: str, tv: np.ndarray, h: np.ndarray, M: float, *, theor
     """C7.4c: max over the test bed of H^2 / ``theory.h2_bound_thm71(TV, M)`` <= 1 (+ 1e-9 rounding slack)."""
     tv, h = np.asarray(tv, dtype=float), np.asarray(h, dtype=float)
     return _ratio_claim(name, h**2 / theory.h2_bound_thm71(tv, M))
+
+
+def claim_c74_tail_moments(name: str, log_eta: np.ndarray, log_zeta: np.ndarray, M: float, tol: float = C71_TOL, *,
+                           theory: Theory = _theory) -> Claim:
+    """C7.4d: eta_L, zeta_L (L = 0..L_top) from their moment series equal ``theory.eta_zeta(M, L_top)``.
+
+    measured = max over L of |series / theory - 1| for eta_L and zeta_L; the series are exact to rounding of
+    logs of size <~ 1100 (~1e-13 relative), the theory's composite Gauss-Legendre rule on a smooth integrand
+    to ~1e-13: tolerance 1e-9, a floating-point-error quantity (fp=True).
+    """
+    le, lz = np.asarray(log_eta, dtype=float), np.asarray(log_zeta, dtype=float)
+    if le.shape != lz.shape or le.ndim != 1 or le.size < 2:
+        raise ValueError("log_eta and log_zeta must be equally long 1-D arrays (L = 0..L_top)")
+    pe, pz = theory.eta_zeta(M, le.size - 1)
+    dev = max(max_rel_dev(le, pe), max_rel_dev(lz, pz))
+    return check_absolute(name, dev, 0.0, tol, fp=True,
+                          why="series exact to rounding (~1e-13); Gauss-Legendre on a smooth integrand ~1e-13"
+                          ).with_details(dev_eta=max_rel_dev(le, pe), dev_zeta=max_rel_dev(lz, pz))
+
+
+# --------------------------------------------------------------------------------------------------
+# C7.5: the hypercontractive loss of the monomial
+
+
+def claim_c75_monomial(name: str, degrees: Sequence[int], ratios: Sequence[float], tol: float = C71_TOL, *,
+                       theory: Theory = _theory) -> Claim:
+    """C7.5: the measured ||Z^L||_2 / ||Z^L||_1 equals exp(``theory.log_monomial_l2_l1(L)``) for every degree.
+
+    measured = max over the degrees of the relative deviation; the L^2 norm is an exact moment sum and the L^1
+    norm a Gauss-Legendre quadrature split at 0 (~1e-13 relative): tolerance 1e-9 (fp=True).
+    """
+    Ls = [int(v) for v in degrees]
+    r = np.asarray(ratios, dtype=float)
+    if r.shape != (len(Ls),) or not Ls or np.any(r <= 0):
+        raise ValueError("degrees and ratios must be equally long and non-empty, the ratios > 0")
+    dev = max_rel_dev(np.log(r), [theory.log_monomial_l2_l1(v) for v in Ls])
+    return check_absolute(name, dev, 0.0, tol, fp=True,
+                          why="exact moment sum over Gauss-Legendre L^1 norm (~1e-13 relative)")
+
+
+# --------------------------------------------------------------------------------------------------
+# C7.6: the diluted pair
+
+
+def _dilution_rows(rows: np.ndarray) -> np.ndarray:
+    rows = np.asarray(rows, dtype=float)
+    if rows.ndim != 2 or rows.shape[1] != 5 or rows.shape[0] == 0:
+        raise ValueError(f"rows must be (alpha, H^2, TV, A, C) rows; got shape {rows.shape}")
+    return rows
+
+
+def dilution_width(alpha: float, A: float, C: float) -> float:
+    """w = a (1 + C/A) / (1 - a (1 + C/A)): every bound of the sandwich is within the relative distance w of H^2.
+
+    With H^2 in [l, u], l = a^2 A/8 (1 - a C/(2A)), u = a^2 A/(8 (1 - a)): u/l - 1 <= w, 1 - l/u <= w,
+    1 - l'/u <= a (1 + C/A) for l' = a^2 A/8 (1 - a C/A), and H^2 / (a^2 A/8) - 1 in [-a C/(2A), a/(1 - a)].
+    """
+    x = alpha * (1 + C / A)
+    if not x < 1:
+        raise ValueError(f"alpha (1 + C/A) = {x} must be < 1")
+    return x / (1 - x)
+
+
+def claim_c76_sandwich(name: str, rows: np.ndarray, *, theory: Theory = _theory) -> Claim:
+    """C7.6a: lower_spec <= lower_tight <= H^2 <= upper (``theory.dilution_sandwich``) for every diluted pair.
+
+    measured = the largest of lower_spec/lower_tight, lower_tight/H^2, H^2/upper; <= 1 + 1e-9 (rounding slack).
+    """
+    ratios = []
+    for a, h2, _tv, A, C in _dilution_rows(rows):
+        d = theory.dilution_sandwich(A, C, a)
+        ratios += [d["lower_spec"] / d["lower_tight"], d["lower_tight"] / h2, h2 / d["upper"]]
+    return _ratio_claim(name, np.array(ratios))
+
+
+def claim_c76_tight(name: str, rows: np.ndarray, *, theory: Theory = _theory) -> Claim:
+    """C7.6b: every bound of ``theory.dilution_sandwich`` and the limit ratio_limit / (E|F|)^2 of H^2/TV^2 are
+    within the relative distance w = :func:`dilution_width` of the measured H^2 (resp. H^2/TV^2).
+
+    measured = max over pairs and the four quantities of |quantity / measured - 1| / w; predicted <= 1.
+    E|F| = 2 TV(P, Q) = 2 TV_a / a (TV of the diluted pair is exactly a TV(P, Q)).
+    """
+    devs = []
+    for a, h2, tv, A, C in _dilution_rows(rows):
+        d = theory.dilution_sandwich(A, C, a)
+        w = dilution_width(a, A, C)
+        limit = d["ratio_limit"] / (2 * tv / a) ** 2  # predicted lim H^2/TV^2
+        devs += [abs(d[k] / h2 - 1) / w for k in ("upper", "lower_tight", "lower_spec")]
+        devs.append(abs(limit / (h2 / tv**2) - 1) / w)
+    return check_upper(name, float(np.max(devs)), 1.0, tol=0.0,
+                       why="the sandwich pins H^2 to relative O(a): w = a(1+C/A)/(1-a(1+C/A)) >> rounding (1e-9)"
+                       ).with_details(devs=np.array(devs))

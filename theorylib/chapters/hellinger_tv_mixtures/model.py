@@ -4,8 +4,9 @@ Every measured TV and H of a finite-difference pair is computed here from its at
 at the nodes of a composite Gauss-Legendre rule), never from a closed form: this module never imports
 ``theory`` (or ``claims``). Even the working precision and the cut-off of the quadrature come from a
 *measured* pilot value of TV (:func:`pilot_log_tv`), not from the formula under test. The float64 test bed
-of general pairs, the dilution and hypercontractivity measurements are in :mod:`.model_float`; the
-least-squares fits of the asymptotic constants in :mod:`.model_fits`.
+of general pairs, the dilution, hypercontractivity and tail-moment measurements are in :mod:`.model_float`;
+the fit of the measured increments (C7.2) in :mod:`.model_fits` (fits against the theory's expansions are the
+claims').
 
 mpmath has the pure-Python backend here, so atom sums on equispaced atoms are evaluated as
 phi(x) e^{x theta_0} sum_a c_a q^a with q = e^{x delta}, c_a = w_a e^{-theta_a^2/2} (the same finite sum,

@@ -2,7 +2,8 @@
 
 TV and H of arbitrary finite Gaussian location mixtures by Gauss-Legendre quadrature split at the sign
 changes of f_P - f_Q; the random pairs of the inequality test bed (C7.4); the measured ingredients of the
-dilution sandwich and the L^2/L^1 ratio of a polynomial under N(0, 1) (unit tests). Never imports ``theory``.
+dilution sandwich (C7.6), the L^2/L^1 ratio of a polynomial under N(0, 1) (C7.5) and the tail moments
+of Theorem 7.1 from their series (C7.4d). Never imports ``theory``.
 """
 
 from __future__ import annotations
@@ -113,9 +114,27 @@ def dilution_measure(atoms_P: ArrayLike, w_P: ArrayLike, atoms_Q: ArrayLike, w_Q
     s = mixture_density(x, aP, wP) + mixture_density(x, aQ, wQ)
     A = float(w @ (h * h * np.exp(-logphi)))
     C = float(w @ (h * h * s * np.exp(-2 * logphi)))
-    _, H = tv_hellinger_float(np.append(aP, 0.0), np.append(alpha * wP, 1 - alpha),
-                              np.append(aQ, 0.0), np.append(alpha * wQ, 1 - alpha))
-    return {"h2": H * H, "A": A, "C": C}
+    tv, H = tv_hellinger_float(np.append(aP, 0.0), np.append(alpha * wP, 1 - alpha),
+                               np.append(aQ, 0.0), np.append(alpha * wQ, 1 - alpha))
+    return {"h2": H * H, "tv": tv, "A": A, "C": C}
+
+
+def dilution_testbed(rng: np.random.Generator, M: float, n_pairs: int, alphas: tuple[float, ...] = (1e-3, 1e-4),
+                     tv_min: float = 1e-3, ca_max: float = 100.0) -> np.ndarray:
+    """Rows (alpha, H^2, TV, A, C) of the diluted pairs of ``n_pairs`` random pairs (:func:`random_pair`) at each
+    alpha (:func:`dilution_measure`). Pairs with TV(P, Q) < tv_min or C/A > ca_max are redrawn: the sandwich is
+    O(alpha (1 + C/A)) wide, and for large M a pair with atoms near the ends can have C/A in the thousands."""
+    n_pairs = check_positive_int("n_pairs", n_pairs)
+    rows = []
+    while len(rows) < n_pairs * len(alphas):
+        pair = random_pair(rng, M)
+        if tv_hellinger_float(*pair)[0] < tv_min:
+            continue
+        ms = [dilution_measure(*pair, a) for a in alphas]
+        if ms[0]["C"] > ca_max * ms[0]["A"]:
+            continue
+        rows += [(a, m["h2"], m["tv"], m["A"], m["C"]) for a, m in zip(alphas, ms, strict=True)]
+    return np.array(rows)
 
 
 def hypercontractive_ratio(coeffs: ArrayLike) -> float:
@@ -143,3 +162,30 @@ def hypercontractive_ratio(coeffs: ArrayLike) -> float:
     w = (half[:, None] * wt).ravel()
     l1 = float(w @ (np.abs(np.polynomial.polynomial.polyval(x, c)) * np.exp(-0.5 * x * x - HALF_LOG_2PI)))
     return l2 / l1
+
+
+def tail_moments_series(M: float, L_top: int, extra: int = 200) -> tuple[np.ndarray, np.ndarray]:
+    """(log eta_L, log zeta_L) for L = 0..L_top from the moment series of their definition, in log space.
+
+    rho_L(u) = sum_{j > L} u^j / j!, so eta_L = E rho_L(M|Z|) = sum_{j > L} M^j E|Z|^j / j! and
+    zeta_L^2 = E rho_L(M|Z|)^2 = sum_{j, k > L} M^{j+k} E|Z|^{j+k} / (j! k!), E|Z|^s = 2^{s/2} Gamma((s+1)/2)/sqrt(pi).
+    The terms decay like (e M^2 / j)^{j/2}; the series are cut at j, k <= L_top + ``extra``, where the neglected
+    terms are below 1e-100 of the sums for M <= 2. Positive terms only: exact to rounding (~1e-14 relative).
+    """
+    M = check_M(M)
+    L_top = check_positive_int("L_top", L_top)
+    J = L_top + check_positive_int("extra", extra) + 1
+    s = np.arange(2 * J + 1, dtype=float)
+    log_mom = s * math.log(M) + 0.5 * s * LOG_2 + special.gammaln(0.5 * (s + 1)) - 0.5 * math.log(math.pi)
+    j = np.arange(J + 1)
+    log_fact = special.gammaln(j + 1.0)
+    log_t = log_mom[: J + 1] - log_fact  # eta's terms
+    log_eta = np.logaddexp.accumulate(log_t[::-1])[::-1]  # log sum_{j >= a}
+    log_T = log_mom[np.add.outer(j, j)] - log_fact[:, None] - log_fact[None, :]  # zeta^2's terms (symmetric)
+    row_tail = np.logaddexp.accumulate(log_T[:, ::-1], axis=1)[:, ::-1]  # row_tail[a, b] = log sum_{k >= b} T_ak
+    # S(a) = sum_{j, k >= a} T_jk = S(a + 1) + T_aa + 2 sum_{k > a} T_ak, summed from the far corner down
+    log_sq = np.empty(J + 1)
+    log_sq[J] = log_T[J, J]
+    for a in range(J - 1, 0, -1):
+        log_sq[a] = np.logaddexp(np.logaddexp(log_sq[a + 1], log_T[a, a]), LOG_2 + row_tail[a, a + 1])
+    return log_eta[1: L_top + 2], 0.5 * log_sq[1: L_top + 2]

@@ -187,6 +187,13 @@ def wrong_c1_no_quartic(M: float) -> float:
     return -check_M(M) ** 2 / 3
 
 
+def wrong_c1_quartic_36(M: float) -> float:
+    """WRONG THEORY: c_1 = -M^2/3 + M^4/36 (the quartic term of log E_n e^{ng} alone, the -M^4/180 of the
+    fourth-order term of g(u) = log(sinh u / u) dropped); off by M^4/180."""
+    M = check_M(M)
+    return -M**2 / 3 + M**4 / 36
+
+
 def wrong_c1_zero(M: float) -> float:
     """WRONG THEORY: no 1/n term in log TV_L."""
     check_M(M)
@@ -225,6 +232,17 @@ def log_ratio_asymptotic(L: int, M: float, *, stirling: bool = False) -> float:
         return 0.5 * n * LOG_2 - 0.75 * LOG_2 - M**2 / 3
     log_dfact = n * LOG_2 + math.lgamma(n + 0.5) - 0.5 * math.log(math.pi)  # (2n-1)!!
     return 0.5 * (log_dfact - LOG_2 - 2 * log_abs_moment(n)) - M**2 / 3
+
+
+def wrong_log_ratio_constant(L: int, M: float, *, stirling: bool = False) -> float:
+    """WRONG THEORY: the constant of log(H_L/TV_L) with -M^2/6 in place of -M^2/3: H's factor e^{-M^2/6} kept,
+    TV's factor e^{+M^2/6} (from sinh u / u, as in the monomial approximation) forgotten; off by M^2/6."""
+    L, M = check_L(L), check_M(M)
+    n = L + 1
+    if stirling:
+        return 0.5 * n * LOG_2 - 0.75 * LOG_2 - M**2 / 6
+    log_dfact = n * LOG_2 + math.lgamma(n + 0.5) - 0.5 * math.log(math.pi)
+    return 0.5 * (log_dfact - LOG_2 - 2 * log_abs_moment(n)) - M**2 / 6
 
 
 def wrong_log_h_asymptotic(L: int, M: float) -> tuple[float, float]:
@@ -330,6 +348,12 @@ def eta_zeta(M: float, L_top: int = 300) -> tuple[np.ndarray, np.ndarray]:
     return _eta_zeta(check_M(M), check_int("L_top", L_top, low=0))
 
 
+def wrong_eta_zeta_l1(M: float, L_top: int = 300) -> tuple[np.ndarray, np.ndarray]:
+    """WRONG THEORY: zeta_L = eta_L (the L^2 norm of the Taylor tail replaced by its L^1 norm)."""
+    log_eta, _ = _eta_zeta(check_M(M), check_int("L_top", L_top, low=0))
+    return log_eta, log_eta.copy()
+
+
 def thm71_rhs(tv: float, M: float, L: int, T: float) -> float:
     """The right side 2 Phibar(T - M) + 4 e^{MT + M^2/2} [e^{2L} (tv + eta_L)^2 + zeta_L^2] of Theorem 7.1."""
     M, L = check_M(M), check_L(L, even=False)
@@ -393,6 +417,11 @@ def log_monomial_l2_l1(L: int) -> float:
     return 0.5 * log_dfact - log_abs_moment(L)
 
 
+def wrong_log_monomial_l2_l1_lemma(L: int) -> float:
+    """WRONG THEORY: the monomial attains the Lemma's constant, ||Z^L||_2 / ||Z^L||_1 = e^L."""
+    return float(check_int("L", L, low=0))
+
+
 def dilution_sandwich(A: float, C: float, alpha: float) -> dict[str, float]:
     """The sandwich on H^2 of the diluted pair (1-a) delta_0 + a P versus (1-a) delta_0 + a Q.
 
@@ -407,3 +436,14 @@ def dilution_sandwich(A: float, C: float, alpha: float) -> dict[str, float]:
     a2 = alpha * alpha
     return {"upper": a2 * A / (8 * (1 - alpha)), "lower_tight": a2 * A / 8 * (1 - alpha * C / (2 * A)),
             "lower_spec": a2 * A / 8 * (1 - alpha * C / A), "ratio_limit": A / 2}
+
+
+def wrong_dilution_sandwich_sign(A: float, C: float, alpha: float) -> dict[str, float]:
+    """WRONG THEORY: the tight lower bound with the sign of its correction flipped, a^2 A/8 (1 + a C/(2A))."""
+    out = dilution_sandwich(A, C, alpha)
+    return {**out, "lower_tight": alpha * alpha * A / 8 * (1 + alpha * C / (2 * A))}
+
+
+def wrong_dilution_ratio_limit(A: float, C: float, alpha: float) -> dict[str, float]:
+    """WRONG THEORY: H^2/TV^2 -> E F^2 / (E|F|)^2 (the factor 1/2 of H^2 = (1/2) int (sqrt f - sqrt g)^2 lost)."""
+    return {**dilution_sandwich(A, C, alpha), "ratio_limit": A}
