@@ -288,14 +288,15 @@ def dilution_width(alpha: float, A: float, C: float) -> float:
 
 
 def claim_c76_sandwich(name: str, rows: np.ndarray, *, theory: Theory = _theory) -> Claim:
-    """C7.6a: lower_spec <= lower_tight <= H^2 <= upper (``theory.dilution_sandwich``) for every diluted pair.
+    """C7.6a: lower_spec <= H^2, lower_tight <= H^2 <= upper (``theory.dilution_sandwich``) for every diluted
+    pair, each bound against the measured H^2.
 
-    measured = the largest of lower_spec/lower_tight, lower_tight/H^2, H^2/upper; <= 1 + 1e-9 (rounding slack).
+    measured = the largest of lower_spec/H^2, lower_tight/H^2, H^2/upper; <= 1 + 1e-9 (rounding slack).
     """
     ratios = []
     for a, h2, _tv, A, C in _dilution_rows(rows):
         d = theory.dilution_sandwich(A, C, a)
-        ratios += [d["lower_spec"] / d["lower_tight"], d["lower_tight"] / h2, h2 / d["upper"]]
+        ratios += [d["lower_spec"] / h2, d["lower_tight"] / h2, h2 / d["upper"]]
     return _ratio_claim(name, np.array(ratios))
 
 
