@@ -231,8 +231,11 @@ def test_resume_runs_only_the_missing_reruns(mixed, scheduler, toy, tmp_path, ca
 def test_interrupted_sweep_keeps_finished_reruns_and_resumes(toy, scheduler, tmp_path, capsys):
     out = tmp_path / "sweep"
     script = textwrap.dedent(f"""
+        import signal
         import sys
         sys.path.insert(0, {str(Path(__file__).parent / "fixtures")!r})
+        # Ctrl-C as in a terminal, even when this test runs in the background (where SIGINT is inherited ignored)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         if __name__ == "__main__":
             from toy_chapter import TOY
             from theorylib.runner import cli
