@@ -272,7 +272,7 @@ def test_records_carry_the_code_and_the_plan_is_stored(mixed):
         assert rec["code"]["commit"] and {"python", "numpy"} <= set(rec["code"]["versions"])
 
 
-def test_resume_refuses_records_made_by_other_chapter_code(mixed, scheduler, toy, tmp_path, capsys):
+def test_resume_refuses_records_made_by_other_chapter_code(mixed, scheduler, toy, tmp_path, capsys, monkeypatch):
     out = tmp_path / "sweep"
     shutil.copytree(mixed[2], out)
     path = out / "reruns" / "mode=crash__seed=0.json"
@@ -281,12 +281,8 @@ def test_resume_refuses_records_made_by_other_chapter_code(mixed, scheduler, toy
     path.write_text(json.dumps(rec))
     argv = ["sweep", toy.slug, "-p", "mode", "pass,fail,crash", "--seeds", "0", "--scheduler", scheduler,
             "-o", str(out), "--no-progress"]
-    sweep_start = sweep.start_client
-    sweep.start_client = lambda *a: pytest.fail("a cluster was started")
-    try:
-        assert cli.main(argv) == 2
-    finally:
-        sweep.start_client = sweep_start
+    monkeypatch.setattr(sweep, "start_client", lambda *a: pytest.fail("a cluster was started"))
+    assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert "holds 1 rerun made by other code of toy-chapter (e.g. mode=crash__seed=0" in err and "fresh -o DIR" in err
 
