@@ -141,11 +141,11 @@ def test_panel_doubling_changes_little():
 def test_closed_forms_match_measurement_small_L():
     for L, M in [(6, 0.5), (8, 2.0)]:
         m = model.measure_fd_pair(L, M)
-        c = theory.tilted_closed_forms(L, M)
-        assert abs(math.expm1(m.log_tv - c["log_tv"])) < 1e-11
-        assert abs(math.expm1(m.log_h - c["log_h"])) < 1e-11
+        (log_tv, e_tv), (log_h, e_h2) = theory.log_tv_closed(L, M), theory.log_h_closed(L, M)
+        assert abs(math.expm1(m.log_tv - log_tv)) < 1e-11
+        assert abs(math.expm1(m.log_h - log_h)) < 1e-11
         assert cl.claim_c71_identity("C7.1a", [m]).passed
-        assert c["rel_err_tv"] < 1e-12 and c["rel_err_h2"] < 1e-12
+        assert e_tv < 1e-12 and e_h2 < 1e-12
 
 
 def test_asymptotic_formulas():
@@ -153,8 +153,6 @@ def test_asymptotic_formulas():
     d = [abs(theory.log_ratio_asymptotic(L, 1.0) - theory.log_ratio_asymptotic(L, 1.0, stirling=True))
          for L in (20, 80, 320)]
     assert d[0] > d[1] > d[2] and d[2] * 321 < 2 * d[0] * 21
-    assert theory.tv_asymptotic(10, 1.0, order=0) == pytest.approx(theory.tv_leading(10, 1.0))
-    assert theory.tv_asymptotic(10, 1.0) - theory.tv_asymptotic(10, 1.0, order=0) == pytest.approx(theory.c1(1.0) / 11)
     # log E|Z|^n against the moment formula for even n
     assert theory.log_abs_moment(6) == pytest.approx(math.log(15.0))
     # log s from the theory's formula equals log of the mp pair's normalizer and the float pair's
@@ -162,7 +160,7 @@ def test_asymptotic_formulas():
     assert theory.log_s_tilted(12, 1.5) == pytest.approx(float(mpmath.log(pr.s)), rel=1e-14)
     assert theory.log_s_tilted(12, 1.5) == pytest.approx(math.log(model.tilted_fd_pair(12, 1.5)[4]), rel=1e-14)
     # the monomial approximation misses the factor ~ e^{M^2/6}
-    assert theory.monomial_tv_approx(30, 1.0) / math.exp(theory.log_tv_closed(30, 1.0)[0]) == pytest.approx(
+    assert math.exp(theory.wrong_log_tv_monomial(30, 1.0)[0] - theory.log_tv_closed(30, 1.0)[0]) == pytest.approx(
         math.exp(-1 / 6), rel=0.02)
 
 
@@ -197,7 +195,7 @@ def test_dilution_sandwich(alpha):
     for _ in range(3):
         m = model_float.dilution_measure(*model_float.random_pair(rng, 1.0), alpha)
         d = theory.dilution_sandwich(m["A"], m["C"], alpha)
-        assert d["lower_spec"] <= d["lower_tight"] <= m["h2"] * (1 + 1e-10)
+        assert d["lower_weak"] <= d["lower_tight"] <= m["h2"] * (1 + 1e-10)
         assert m["h2"] <= d["upper"] * (1 + 1e-10)
 
 
@@ -212,6 +210,13 @@ def test_log_rho_tail_against_mpmath(u, L):
     assert float(theory.log_rho_tail(u, L)) == pytest.approx(float(ref), rel=1e-11, abs=1e-11)
 
 
+def _thm71_rhs(tv: float, M: float, L: int, T: float) -> float:
+    """Theorem 7.1's right side 2 Phibar(T - M) + 4 e^{MT + M^2/2} [e^{2L} (tv + eta_L)^2 + zeta_L^2], one (L, T)."""
+    log_eta, log_zeta = model_float.tail_moments_series(M, max(L, 1))
+    e, z = math.exp(log_eta[L]), math.exp(log_zeta[L])
+    return 2 * special.ndtr(-(T - M)) + 4 * math.exp(M * T + M * M / 2) * (math.exp(2 * L) * (tv + e) ** 2 + z * z)
+
+
 def test_thm71_bound_properties():
     M = 1.0
     tv = np.logspace(-40, -0.5, 30)
@@ -221,7 +226,7 @@ def test_thm71_bound_properties():
     assert B[0] < 1e-20
     # the minimizer reproduces B through the un-optimized right side
     i = 10
-    assert theory.thm71_rhs(tv[i], M, int(Lb[i]), float(Tb[i])) == pytest.approx(B[i], rel=1e-9)
+    assert _thm71_rhs(tv[i], M, int(Lb[i]), float(Tb[i])) == pytest.approx(B[i], rel=1e-9)
     assert np.all(Tb >= M)
     assert_allclose(theory.h2_bound_thm71(tv, M), B)
     # valid on random pairs and on a tilted pair where it is non-vacuous
@@ -268,14 +273,12 @@ def test_hypercontractive_ratio():
     (lambda: model.mixture_density([0.0], [0.0, 1.0], [1.0]), "equal length"),
     (lambda: model_float.inequality_testbed(None, np.zeros(3)), "shape"),
     (lambda: theory.thm71_bound([0.0], 1.0), r"\(0, 1\]"),
-    (lambda: theory.thm71_rhs(1e-3, 1.0, 2, 0.5), "T = 0.5"),
     (lambda: theory.log_rho_tail(-1.0, 2), "u must be > 0"),
     (lambda: theory.log_tv_closed(7, 1.0), "even"),
     (lambda: model_float.hypercontractive_ratio([0.0, 0.0]), "non-zero"),
     (lambda: model_float.dilution_measure([0.0], [1.0], [1.0], [1.0], 1.5), "alpha"),
     (lambda: theory.dilution_sandwich(1.0, 1.0, 0.0), "alpha"),
     (lambda: model.gauss_legendre_panels(1.0, 0.0, 4, 5), "a < b"),
-    (lambda: theory.tv_asymptotic(10, 1.0, order=2), "order"),
     (lambda: model_fits.fit_increments(np.array([6, 10, 14]), np.zeros(3)), "at least 4"),
     (lambda: cl.remainder_intercept(np.array([6, 10]), np.zeros(3)), "same length"),
     (lambda: cl.remainder_intercept(np.array([6, 10, 14, 18]), np.zeros(4)), "at least 4"),
@@ -385,6 +388,59 @@ def test_c74d_tail_moments_reject_zeta_equal_eta():
     assert not claim.passed and claim.measured > 0.1
 
 
+def _c74e_inputs(tv, M):
+    log_eta, log_zeta = model_float.tail_moments_series(M, 300)
+    log_b, x, log_c = model_float.thm71_minimum_direct(tv, M, log_eta, log_zeta)
+    return log_b, x, model_float.thm71_log_curvature_max(x, log_c, M, cl.THM71_T_STEP / 2)
+
+
+def test_c74e_thm71_minimum_rejects_doubled_bound(testbed):
+    tv, _h = testbed
+    M = DEF["M"]
+    args = (tv, M, *_c74e_inputs(tv, M))
+    right = cl.claim_c74_thm71_minimum("C7.4e", *args)
+    assert right.passed and right.details["d_over_delta"] <= 1
+    doubled_bound = variant(theory, thm71_bound=theory.wrong_thm71_bound_no_half)
+    doubled = cl.claim_c74_thm71_minimum("C7.4e", *args, theory=doubled_bound)
+    assert not doubled.passed and doubled.measured > 0.5  # log 2 minus delta
+    # a bound made smaller (one tail of Phibar forgotten) is caught on the lower side of [0, delta]
+    def halved_tail(tv_, M_, L_top=300, T_span=30.0, T_step=0.05):
+        B, L_b, T_b = theory.thm71_bound(tv_, M_, L_top, T_span, T_step)
+        return B - special.ndtr(-(T_b - M_)), L_b, T_b
+    assert not cl.claim_c74_thm71_minimum("C7.4e", *args, theory=variant(theory, thm71_bound=halved_tail)).passed
+
+
+@pytest.mark.parametrize("M", [0.5, 1.0, 2.0])
+def test_thm71_minimum_direct_against_a_fine_scan(M):
+    # the closed-form T* against a brute-force scan of T (step 1e-4) for every L' at once
+    tv = np.array([0.3, 1e-5, 1e-40])
+    log_eta, log_zeta = model_float.tail_moments_series(M, 300)
+    log_b, x, _ = model_float.thm71_minimum_direct(tv, M, log_eta, log_zeta)
+    T = M + np.arange(0.0, 30.0 + 1e-12, 1e-4)
+    Ls = np.arange(301)
+    for k, t in enumerate(tv):
+        log_a = np.logaddexp(2 * Ls + 2 * np.logaddexp(math.log(t), log_eta), 2 * log_zeta)
+        log_rhs = np.logaddexp(math.log(2) + special.log_ndtr(-(T - M))[:, None],
+                               math.log(4) + M * T[:, None] + M * M / 2 + log_a[None, :])
+        scan = log_rhs.min()
+        assert log_b[k] <= scan + 1e-12 and scan - log_b[k] < 1e-6
+        assert 0 <= x[k] <= 30
+
+
+def test_thm71_curvature_bounds_the_grid_error():
+    # on a single L' the grid minimum exceeds the exact one by at most (h^2/2) G, and G is not loose by > 3x
+    M, log_c = 1.0, -60.0
+    K = log_c + math.log(M) + M * M - (math.log(2) - 0.5 * math.log(2 * math.pi))
+    x_star = -M + math.sqrt(M * M - 2 * K)
+    f = lambda x: np.logaddexp(math.log(2) + special.log_ndtr(-x), log_c + M * (M + x))  # noqa: E731
+    G = float(model_float.thm71_log_curvature_max(x_star, log_c, M, 0.025))
+    for off in np.linspace(-0.025, 0.025, 11):
+        assert f(x_star + off) - f(x_star) <= 0.5 * off * off * G + 1e-13
+    h = 1e-3
+    second = (f(x_star + h) - 2 * f(x_star) + f(x_star - h)) / h**2
+    assert second <= G < 3 * second
+
+
 def test_tail_moments_series_against_mpmath():
     M, L = 1.3, 4
     log_eta, log_zeta = model_float.tail_moments_series(M, 10)
@@ -427,7 +483,7 @@ def test_dilution_width_bounds_the_sandwich():
     for a, A, C in [(1e-3, 1.0, 7.0), (1e-2, 2.0, 1.0)]:
         d = theory.dilution_sandwich(A, C, a)
         w = cl.dilution_width(a, A, C)
-        assert d["upper"] / d["lower_tight"] - 1 <= w and 1 - d["lower_spec"] / d["upper"] <= w
+        assert d["upper"] / d["lower_tight"] - 1 <= w and 1 - d["lower_weak"] / d["upper"] <= w
     with pytest.raises(ValueError, match="must be < 1"):
         cl.dilution_width(0.5, 1.0, 3.0)
 

@@ -226,6 +226,32 @@ def claim_c74_thm71(name: str, tv: np.ndarray, h: np.ndarray, M: float, *, theor
     return _ratio_claim(name, h**2 / theory.h2_bound_thm71(tv, M))
 
 
+THM71_T_STEP = 0.05  # the T grid of B_M, passed to ``theory.thm71_bound``; its half-step bounds C7.4e
+
+
+def claim_c74_thm71_minimum(name: str, tv: np.ndarray, M: float, log_b_direct: np.ndarray, x_star: np.ndarray,
+                            curvature: np.ndarray, *, theory: Theory = _theory) -> Claim:
+    """C7.4e: B_M of ``theory.thm71_bound`` (grid in T, step 0.05) against the closed-form minimum over T.
+
+    Measured: log B_direct, the minimum over every L' and over T in [M, M + 30] with T solved exactly
+    (model_float.thm71_minimum_direct, from the series tail moments of C7.4d). The grid is a subset of the range,
+    so d = log B_grid - log B_direct >= 0; the grid has a point within h = 0.025 of T*, and (log B)'(T*) = 0
+    inside the range, so d <= delta = (h^2/2) G, G >= (log B)'' on that cell (``curvature``). measured = the
+    largest excess of d over [0, delta] (0 when every d lies inside, rounding otherwise: fp=True),
+    <= 1e-9 (rounding slack).
+    details: the largest d / delta and the largest delta.
+    """
+    tv = np.asarray(tv, dtype=float)
+    b_grid = np.asarray(theory.thm71_bound(tv, M, T_step=THM71_T_STEP)[0], dtype=float)
+    d = np.log(b_grid) - np.asarray(log_b_direct, dtype=float)
+    delta = 0.5 * (THM71_T_STEP / 2) ** 2 * np.asarray(curvature, dtype=float)
+    excess = float(np.max(np.maximum(np.maximum(-d, d - delta), 0.0))) if np.all(np.isfinite(d)) else math.inf
+    return check_upper(name, excess, 0.0, tol=INEQUALITY_SLACK, fp=True,
+                       why="grid min >= true min (a subset), <= it + (h^2/2) max (log B)'' (Taylor at T*)"
+                       ).with_details(d_over_delta=float(np.max(d / delta)) if np.all(np.isfinite(d)) else math.inf,
+                                      delta_max=float(np.max(delta)))
+
+
 def claim_c74_tail_moments(name: str, log_eta: np.ndarray, log_zeta: np.ndarray, M: float, tol: float = C71_TOL, *,
                            theory: Theory = _theory) -> Claim:
     """C7.4d: eta_L, zeta_L (L = 0..L_top) from their moment series equal ``theory.eta_zeta(M, L_top)``.
@@ -288,15 +314,15 @@ def dilution_width(alpha: float, A: float, C: float) -> float:
 
 
 def claim_c76_sandwich(name: str, rows: np.ndarray, *, theory: Theory = _theory) -> Claim:
-    """C7.6a: lower_spec <= H^2, lower_tight <= H^2 <= upper (``theory.dilution_sandwich``) for every diluted
+    """C7.6a: lower_weak <= H^2, lower_tight <= H^2 <= upper (``theory.dilution_sandwich``) for every diluted
     pair, each bound against the measured H^2.
 
-    measured = the largest of lower_spec/H^2, lower_tight/H^2, H^2/upper; <= 1 + 1e-9 (rounding slack).
+    measured = the largest of lower_weak/H^2, lower_tight/H^2, H^2/upper; <= 1 + 1e-9 (rounding slack).
     """
     ratios = []
     for a, h2, _tv, A, C in _dilution_rows(rows):
         d = theory.dilution_sandwich(A, C, a)
-        ratios += [d["lower_spec"] / h2, d["lower_tight"] / h2, h2 / d["upper"]]
+        ratios += [d["lower_weak"] / h2, d["lower_tight"] / h2, h2 / d["upper"]]
     return _ratio_claim(name, np.array(ratios))
 
 
@@ -312,7 +338,7 @@ def claim_c76_tight(name: str, rows: np.ndarray, *, theory: Theory = _theory) ->
         d = theory.dilution_sandwich(A, C, a)
         w = dilution_width(a, A, C)
         limit = d["ratio_limit"] / (2 * tv / a) ** 2  # predicted lim H^2/TV^2
-        devs += [abs(d[k] / h2 - 1) / w for k in ("upper", "lower_tight", "lower_spec")]
+        devs += [abs(d[k] / h2 - 1) / w for k in ("upper", "lower_tight", "lower_weak")]
         devs.append(abs(limit / (h2 / tv**2) - 1) / w)
     return check_upper(name, float(np.max(devs)), 1.0, tol=0.0,
                        why="the sandwich pins H^2 to relative O(a): w = a(1+C/A)/(1-a(1+C/A)) >> rounding (1e-9)"

@@ -131,14 +131,6 @@ def log_h_closed(L: int, M: float) -> tuple[float, float]:
     return 0.5 * (log_s_tilted(L, M) + n * LOG_2 + 2 * n * math.log(M / n) + li), err
 
 
-def tilted_closed_forms(L: int, M: float) -> dict[str, float]:
-    """TV and H of the tilted pair from the closed forms: tv, h, log_tv, log_h, rel_err_tv, rel_err_h2."""
-    log_tv, e_tv = log_tv_closed(L, M)
-    log_h, e_h2 = log_h_closed(L, M)
-    return {"tv": math.exp(log_tv), "h": math.exp(log_h), "log_tv": log_tv, "log_h": log_h,
-            "rel_err_tv": e_tv, "rel_err_h2": e_h2}
-
-
 def _difference_mp(x: ArrayLike, L: int, M: float, dps: int, factor) -> list:
     """s phi(x) factor(M x / n)^n in mpmath."""
     L, M, dps = check_L(L), check_M(M), check_dps(dps)
@@ -165,11 +157,6 @@ def wrong_log_tv_monomial(L: int, M: float) -> tuple[float, float]:
     L, M = check_L(L), check_M(M)
     n = L + 1
     return log_s_tilted(L, M) - LOG_2 + n * math.log(2 * M / n) + log_abs_moment(n), 0.0
-
-
-def monomial_tv_approx(L: int, M: float) -> float:
-    """The monomial approximation of TV itself (exp of :func:`wrong_log_tv_monomial`)."""
-    return math.exp(wrong_log_tv_monomial(L, M)[0])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -212,13 +199,6 @@ def wrong_tv_leading_order(L: int, M: float) -> float:
     L, M = check_L(L), check_M(M)
     n = L + 1
     return 0.5 * n * math.log(M * M / (math.e * n))
-
-
-def tv_asymptotic(L: int, M: float, order: int = 1) -> float:
-    """log TV_L = n log(M/n) + log E|Z|^n + M^2/6 + c_1(M)/n + O(n^-2) (order 0 drops the c_1 term)."""
-    if order not in (0, 1):
-        raise ValueError(f"order = {order!r} must be 0 or 1")
-    return tv_leading(L, M) + (c1(M) / (L + 1) if order == 1 else 0.0)
 
 
 def log_ratio_asymptotic(L: int, M: float, *, stirling: bool = False) -> float:
@@ -354,16 +334,6 @@ def wrong_eta_zeta_l1(M: float, L_top: int = 300) -> tuple[np.ndarray, np.ndarra
     return log_eta, log_eta.copy()
 
 
-def thm71_rhs(tv: float, M: float, L: int, T: float) -> float:
-    """The right side 2 Phibar(T - M) + 4 e^{MT + M^2/2} [e^{2L} (tv + eta_L)^2 + zeta_L^2] of Theorem 7.1."""
-    M, L = check_M(M), check_L(L, even=False)
-    if not T >= M:
-        raise ValueError(f"T = {T!r} must be >= M = {M}")
-    log_eta, log_zeta = eta_zeta(M, max(L, 1))
-    e, z = math.exp(log_eta[L]), math.exp(log_zeta[L])
-    return 2 * special.ndtr(-(T - M)) + 4 * math.exp(M * T + M * M / 2) * (math.exp(2 * L) * (tv + e) ** 2 + z * z)
-
-
 def thm71_bound(tv: ArrayLike, M: float, L_top: int = 300, T_span: float = 30.0,
                 T_step: float = 0.05) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """B_M(tv) = min over L' in {0..L_top}, T in M + [0, T_span] (step T_step) of Theorem 7.1's right side.
@@ -388,6 +358,14 @@ def thm71_bound(tv: ArrayLike, M: float, L_top: int = 300, T_span: float = 30.0,
     B = np.exp(log_rhs[np.arange(tvs.size), j])
     shape = np.shape(tv)
     return B.reshape(shape), best_L.reshape(shape), T[j].reshape(shape)
+
+
+def wrong_thm71_bound_no_half(tv: ArrayLike, M: float, L_top: int = 300, T_span: float = 30.0,
+                              T_step: float = 0.05) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """WRONG THEORY: B_M doubled, 4 Phibar(T - M) + 8 e^{MT + M^2/2}[...] (the 1/2 of H^2 = (1/2) int (sqrt f -
+    sqrt g)^2 forgotten in the proof's last line); still a valid bound, so only C7.4e can reject it."""
+    B, L_best, T_best = thm71_bound(tv, M, L_top, T_span, T_step)
+    return 2 * B, L_best, T_best
 
 
 def h2_bound_thm71(tv: ArrayLike, M: float) -> np.ndarray:
@@ -428,14 +406,14 @@ def dilution_sandwich(A: float, C: float, alpha: float) -> dict[str, float]:
     With F = (f_P - f_Q)/phi, A = E F(Z)^2, C = E[F^2 (F_P + F_Q)](Z):
       upper          a^2 A / (8 (1 - a))                       [(sqrt f + sqrt g)^2 >= 4 (1 - a) phi]
       lower (tight)  a^2 A / 8 * (1 - a C / (2 A))             [(sqrt f + sqrt g)^2 <= 2 (f + g)]
-      lower (spec)   a^2 A / 8 * (1 - a C / A)                 (weaker by the factor 2 in the correction)
+      lower (weak)   a^2 A / 8 * (1 - a C / A)                 (weaker by the factor 2 in the correction)
     and the limit of H^2/TV^2 as a -> 0 is A / (2 (E|F|)^2); ``ratio_limit`` is A / 2.
     """
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise ValueError(f"alpha = {alpha!r} must lie in (0, 1)")
     a2 = alpha * alpha
     return {"upper": a2 * A / (8 * (1 - alpha)), "lower_tight": a2 * A / 8 * (1 - alpha * C / (2 * A)),
-            "lower_spec": a2 * A / 8 * (1 - alpha * C / A), "ratio_limit": A / 2}
+            "lower_weak": a2 * A / 8 * (1 - alpha * C / A), "ratio_limit": A / 2}
 
 
 def wrong_dilution_sandwich_sign(A: float, C: float, alpha: float) -> dict[str, float]:
