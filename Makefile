@@ -32,7 +32,7 @@ test: $(STAMP) lint
 	$(ONE_THREAD) $(PERTURBED) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope --nbval -p no:cacheprovider book
 
 lint: $(STAMP)
-	$(BIN)/ruff check theorylib tests book
+	$(BIN)/ruff check theorylib tests book _ext
 
 bench: $(STAMP)
 	$(BIN)/python -m theorylib bench

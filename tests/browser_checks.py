@@ -42,7 +42,8 @@ _PROOF_KINDS_THEOREM = ("theorem", "lemma", "proposition", "corollary")
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong on one page: ``check`` is math, image, prf, link, claims, console or load."""
+    """One thing wrong on one page: ``check`` is math, image, prf, link, claims, reproduce, chapters, console
+    or load."""
 
     page: str
     check: str
@@ -62,6 +63,7 @@ class BookSpec:
     verification_page: str | None = None
     chapter_slugs: Sequence[str] = ()
     screenshot_dir: Path | None = None
+    landing_page: str | None = None
     ids: dict[str, set[str]] = field(default_factory=dict, repr=False)
 
 
@@ -284,6 +286,15 @@ return Array.from(document.querySelectorAll('table.claims-table')).map(t =>
   Array.from(t.querySelectorAll('tbody tr'), r => Array.from(r.cells, c => c.textContent.trim())));
 """
 
+_JS_REPRODUCE = """
+return Array.from(document.querySelectorAll('div.reproduce'), d => d.textContent);
+"""
+
+_JS_CHAPTER_TABLE = """
+const t = document.querySelector('table.chapter-table');
+return t ? Array.from(t.querySelectorAll('tbody a[href]'), a => a.href) : null;
+"""
+
 _RAW_TEX = [
     ("$$...$$", re.compile(r"\$\$.+?\$\$", re.S)),
     ("$...$", re.compile(r"(?<![\\$])\$(?=[^\s$])[^$\n]*?(?<=[^\s\\$])\$(?!\$)")),
@@ -323,6 +334,8 @@ def check_book(spec: BookSpec, driver: Any) -> list[Problem]:
             problems += _check_text(driver, page)
             problems += _check_proofs(driver, page, chapter=doc in spec.chapter_pages)
             problems += _check_claims(driver, page, doc, spec)
+            problems += _check_reproduce(driver, page, doc, spec)
+            problems += _check_chapter_table(driver, page, doc, spec)
             found = driver.execute_script(_JS_LINKS)
             spec.ids[page] = set(found["ids"])
             links[page] = found["links"]
@@ -419,6 +432,30 @@ def _check_claims(driver: Any, page: str, doc: str, spec: BookSpec) -> list[Prob
     listed = {row[0] for table in tables for row in table if row}
     return [Problem(page, "claims", f"the Verification table does not list chapter {slug!r}")
             for slug in spec.chapter_slugs if slug not in listed]
+
+
+def _check_reproduce(driver: Any, page: str, doc: str, spec: BookSpec) -> list[Problem]:
+    """A chapter page carries the box 'Reproduce this page' with the command that reruns it."""
+    if doc not in spec.chapter_pages:
+        return []
+    boxes = driver.execute_script(_JS_REPRODUCE)
+    if not boxes:
+        return [Problem(page, "reproduce", "no box 'Reproduce this page' (div.reproduce) on the chapter page")]
+    if not any("python -m theorylib run" in text for text in boxes):
+        return [Problem(page, "reproduce", "the box 'Reproduce this page' gives no 'python -m theorylib run' command")]
+    return []
+
+
+def _check_chapter_table(driver: Any, page: str, doc: str, spec: BookSpec) -> list[Problem]:
+    """The landing page's table of chapters links to every chapter page."""
+    if doc != spec.landing_page:
+        return []
+    links = driver.execute_script(_JS_CHAPTER_TABLE)
+    if links is None:
+        return [Problem(page, "chapters", "no table of chapters (table.chapter-table) on the landing page")]
+    linked = {unquote(urlsplit(href).path).removesuffix(".html") for href in links}
+    return [Problem(page, "chapters", f"the table of chapters does not link to {chapter!r}")
+            for chapter in spec.chapter_pages if not any(path.endswith(chapter) for path in linked)]
 
 
 def _check_console(driver: Any, page: str) -> list[Problem]:

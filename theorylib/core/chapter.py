@@ -36,6 +36,8 @@ class Chapter:
     ``alternatives`` maps a setting's name to the parameter values (overrides of
     the defaults) at which every claim must also hold; the tests rerun each.
     ``relations`` are the rules that tie several parameters (checked with them).
+    ``proves`` and ``checks`` say in one line each what the chapter derives and which
+    special case its numbers check; the book's table of chapters shows them.
     """
 
     slug: str
@@ -44,6 +46,8 @@ class Chapter:
     params: tuple[Param, ...]
     alternatives: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     relations: tuple[Relation, ...] = ()
+    proves: str = ""
+    checks: str = ""
 
     def __post_init__(self) -> None:
         package_name(self.slug)  # a malformed slug is a declaration error

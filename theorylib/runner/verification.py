@@ -41,6 +41,12 @@ def made_on(nb_path: Any) -> dict[str, Any]:
     return dict(nb.metadata.get(METADATA_KEY, {}).get("made_on", {}))
 
 
+def blas_text(env: dict[str, Any]) -> str:
+    """The BLAS libraries of a ``made_on`` record with their versions and kernels, e.g. 'openblas 0.3.30 (Haswell)'."""
+    return "; ".join(f"{b.get('internal_api')} {b.get('version')} ({b.get('architecture', '?')})"
+                     for b in env.get("blas", []) if b.get("internal_api") in ("openblas", "mkl", "blis"))
+
+
 def provenance_rows(chapters: Sequence[BookChapter] | None = None) -> list[list[str]]:
     """One row per chapter: packages, BLAS kernel, numpy SIMD, CPU and threads of its stored outputs."""
     rows = []
@@ -51,8 +57,7 @@ def provenance_rows(chapters: Sequence[BookChapter] | None = None) -> list[list[
             continue
         pk = env.get("packages", {})
         packages = ", ".join(f"{k} {v}" for k, v in pk.items() if k in ("numpy", "scipy", "torch"))
-        blas = "; ".join(f"{b.get('internal_api')} {b.get('version')} ({b.get('architecture', '?')})"
-                         for b in env.get("blas", []) if b.get("internal_api") in ("openblas", "mkl", "blis"))
+        blas = blas_text(env)
         simd = "+".join(env.get("numpy_simd", {}).get("dispatched", [])) or "baseline"
         threads = ", ".join(f"{k}={v}" for k, v in env.get("env", {}).items()) or "-"
         rows.append([c.slug, packages, blas, simd, env.get("cpu", "?"), threads])

@@ -27,4 +27,13 @@ CHAPTER = Chapter(
               "ell_max": 2},
         "B": {"seed": 2, "n_types_max": 7, "n_langs_max": 14, "p_incl": 0.5, "n_countable": 20, "ell_max": 4},
     },
+    proves=(
+        'A generator that learns only from mistake feedback makes τ − 1 mistakes in the worst case, τ a '
+        'hitting-set number of the family; lower bounds without feedback and tight bounds with lying '
+        'feedback'
+    ),
+    checks=(
+        'exactly, by a version-space dynamic program and an exhaustive hitting-set search, on random and '
+        'structured finite families'
+    ),
 )

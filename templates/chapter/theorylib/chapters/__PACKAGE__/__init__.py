@@ -19,4 +19,7 @@ CHAPTER = Chapter(
     # and power_of_two=True on a Param, and for rules between parameters, e.g.
     # relations=(Relation(("r", "d"), "2 r <= d", lambda v: 2 * v["r"] <= v["d"],
     #                     violating={"r": 9}, satisfying={"r": 4}),),
+    # One line each for the book's table of chapters (plain text): replace both before the chapter lands.
+    proves="what the chapter derives, in one line",
+    checks="which special case its numbers check, in one line",
 )

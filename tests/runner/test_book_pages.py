@@ -1,0 +1,53 @@
+"""The page furniture made at build time: the table of chapters and the box 'Reproduce this page'."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from theorylib.runner import book_pages
+from theorylib.runner.records import claims_record
+from theorylib.runner.registry import all_chapters
+
+CHAPTERS = all_chapters()
+
+
+def test_chapter_rows_follow_the_book_and_count_the_stored_claims():
+    rows = book_pages.chapter_rows()
+    assert [r.slug for r in rows] == [c.slug for c in CHAPTERS]
+    for r, c in zip(rows, CHAPTERS, strict=True):
+        assert r.number == c.paper and r.docname == f"book/chapters/{c.slug}" and r.title == c.title
+        claims = claims_record(c.notebook_path)["claims"]
+        assert (r.claims_holding, r.claims) == (sum(k["passed"] for k in claims), len(claims))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.slug)
+def test_every_chapter_says_what_it_proves_and_checks(chapter):
+    for field in ("proves", "checks"):
+        text = getattr(chapter, field)
+        assert len(text) >= 40, f"{chapter.slug}: declare {field}= in one line (the table of chapters shows it)"
+        assert "in one line" not in text, f"{chapter.slug}: {field} still holds the template's placeholder"
+        assert "$" not in text, f"{chapter.slug}: {field} is plain text (the table shows it as is), no TeX"
+
+
+def test_reproduce_info_reads_the_declaration_and_the_metadata():
+    c = CHAPTERS[0]
+    info = book_pages.reproduce_info(c)
+    assert info.command == f"python -m theorylib run {c.slug}"
+    assert info.seed == c.defaults()["seed"]
+    for name, value in c.defaults().items():
+        assert f"{name} = {value}" in info.parameters
+    wall = nbformat.read(str(c.notebook_path), as_version=4).metadata["theorylib"]["made_on"]["wall_s"]
+    assert info.runtime == f"{float(wall):.0f} s on one core"
+    assert "numpy" in info.environment and "Python" in info.environment
+
+
+def test_reproduce_info_without_a_record_says_so(tmp_path):
+    c = CHAPTERS[0]
+    nb = nbformat.read(str(c.notebook_path), as_version=4)
+    nb.metadata.pop("theorylib", None)
+    path = tmp_path / "bare.ipynb"
+    nbformat.write(nb, str(path))
+    bare = type(c)(c.chapter, path, c.part)
+    info = book_pages.reproduce_info(bare)
+    assert info.runtime == "not recorded" and info.environment.startswith("not recorded")
