@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: book test lint bench refresh mutation clean
+.PHONY: book pdf test lint bench refresh mutation clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,9 +15,16 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
-book: $(STAMP)
+# The HTML book; it offers the PDF for download when `make pdf` has made it (`make book` makes both).
+book: pdf
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "The book is built: open $(CURDIR)/_build/html/index.html"
+
+# The whole book as one PDF (_build/latex/book.pdf): jupyter-book's LaTeX builder, XeLaTeX (Debian's TeX Live).
+pdf: $(STAMP)
+	$(BIN)/jupyter-book build . --builder pdflatex -W -n --keep-going
+	$(BIN)/python tests/pdf_checks.py _build/latex
+	@echo "The PDF is built: $(CURDIR)/_build/latex/book.pdf"
 
 # The numeric environment of the portability pass: numpy's dispatched SIMD loops off (baseline only),
 # torch's CPU kernels at their default capability, MKL at AVX2. The OpenBLAS kernel is never set here

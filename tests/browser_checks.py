@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+import browser_layout as layout
 import yaml
 
 CHROMIUM_FLAGS = (
@@ -42,8 +43,8 @@ _PROOF_KINDS_THEOREM = ("theorem", "lemma", "proposition", "corollary")
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong on one page: ``check`` is math, image, prf, link, claims, reproduce, chapters, console
-    or load."""
+    """One thing wrong on one page: ``check`` is math, image, prf, link, claims, reproduce, chapters, console,
+    load, or one of :mod:`browser_layout`'s: overflow, figure, numbering, toggle."""
 
     page: str
     check: str
@@ -64,6 +65,8 @@ class BookSpec:
     chapter_slugs: Sequence[str] = ()
     screenshot_dir: Path | None = None
     landing_page: str | None = None
+    # Words to search for: the snippets the search page quotes for them must show no raw TeX.
+    search_terms: Sequence[str] = ()
     ids: dict[str, set[str]] = field(default_factory=dict, repr=False)
 
 
@@ -282,9 +285,13 @@ return {links, ids};
 """
 
 _JS_CLAIMS = """
-return Array.from(document.querySelectorAll('table.claims-table')).map(t =>
-  Array.from(t.querySelectorAll('tbody tr'), r => Array.from(r.cells, c => c.textContent.trim())));
+const tables = Array.from(document.querySelectorAll('table.claims-table')).map(t =>
+  Array.from(t.querySelectorAll('tbody tr'), r => Array.from(r.cells, c => ({
+    text: c.textContent.trim(), linked: c.querySelector('a[href]') !== null}))));
+const links = Array.from(document.querySelectorAll('article a[href]'), a => a.href);
+return {tables, links};
 """
+CLAIM_MARKS = ("✓", "✗ FAIL")
 
 _JS_REPRODUCE = """
 return Array.from(document.querySelectorAll('div.reproduce'), d => d.textContent);
@@ -336,13 +343,43 @@ def check_book(spec: BookSpec, driver: Any) -> list[Problem]:
             problems += _check_claims(driver, page, doc, spec)
             problems += _check_reproduce(driver, page, doc, spec)
             problems += _check_chapter_table(driver, page, doc, spec)
+            problems += layout.check_numbering(driver, page, Problem, chapter=doc in spec.chapter_pages)
+            if doc in spec.chapter_pages:
+                problems += layout.check_figures(driver, page, Problem)
+                problems += layout.check_figure_scale(driver, page, Problem)
+                problems += layout.check_toggles(driver, page, Problem)
+            problems += layout.check_overflow(driver, page, Problem)  # opens every fold
             found = driver.execute_script(_JS_LINKS)
             spec.ids[page] = set(found["ids"])
             links[page] = found["links"]
             if doc in spec.chapter_pages and spec.screenshot_dir is not None:
                 _screenshot(driver, Path(spec.screenshot_dir) / f"{Path(doc).name}.png")
             problems += _check_console(driver, page)
+        problems += _check_search(driver, base, spec)
     problems += _check_links(spec, links, base)
+    return problems
+
+
+_JS_SEARCH_SNIPPETS = """
+return Array.from(document.querySelectorAll('ul.search li p.context'), p => p.textContent);
+"""
+RAW_TEX_IN_SNIPPET = re.compile(r"\\[A-Za-z]+|\\[()\[\]]")
+
+
+def _check_search(driver: Any, base: str, spec: BookSpec, timeout: float = 30) -> list[Problem]:
+    """The search page quotes each result's text: its formulas must read as symbols, never as TeX source."""
+    problems = []
+    for term in spec.search_terms:
+        driver.get(f"{base}search.html?q={term}")
+        end, snippets = time.monotonic() + timeout, []
+        while time.monotonic() < end and not snippets:
+            time.sleep(0.2)
+            snippets = driver.execute_script(_JS_SEARCH_SNIPPETS)
+        if not snippets:
+            problems.append(Problem("search.html", "search", f"no result with a snippet for {term!r}"))
+        problems += [Problem("search.html", "search", f"a snippet for {term!r} shows raw TeX: '{_short(s)}'")
+                     for s in snippets if RAW_TEX_IN_SNIPPET.search(s)]
+    driver.get_log("browser")
     return problems
 
 
@@ -424,14 +461,23 @@ def _check_proofs(driver: Any, page: str, *, chapter: bool) -> list[Problem]:
 def _check_claims(driver: Any, page: str, doc: str, spec: BookSpec) -> list[Problem]:
     if doc not in spec.chapter_pages and doc != spec.verification_page:
         return []
-    tables = driver.execute_script(_JS_CLAIMS)
+    found = driver.execute_script(_JS_CLAIMS)
+    tables = found["tables"]
     if not tables or not any(tables):
         return [Problem(page, "claims", "no claims table (table.claims-table with rows) on the page")]
-    if doc != spec.verification_page:
-        return []
-    listed = {row[0] for table in tables for row in table if row}
-    return [Problem(page, "claims", f"the Verification table does not list chapter {slug!r}")
-            for slug in spec.chapter_slugs if slug not in listed]
+    problems = []
+    for row in (row for table in tables for row in table):
+        name = _short(row[0]["text"], 50) if row else "(empty row)"
+        if len(row) < 3 or row[-1]["text"] not in CLAIM_MARKS:
+            problems.append(Problem(page, "claims", f"claim '{name}' ends with no mark {' or '.join(CLAIM_MARKS)}"))
+        elif not (row[0]["linked"] and row[1]["linked"]):
+            problems.append(Problem(page, "claims", f"claim '{name}' does not link to its experiment and to the "
+                                                    "theorem it checks"))
+    if doc == spec.verification_page:
+        linked = {unquote(urlsplit(href).path).removesuffix(".html") for href in found["links"]}
+        problems += [Problem(page, "claims", f"the Verification page does not link to chapter {slug!r}")
+                     for slug in spec.chapter_slugs if not any(path.endswith(slug) for path in linked)]
+    return problems
 
 
 def _check_reproduce(driver: Any, page: str, doc: str, spec: BookSpec) -> list[Problem]:

@@ -71,7 +71,8 @@ def test_book_in_browser(built_html):
     for old in SCREENSHOTS.glob("*.png"):
         old.unlink()
     spec = bc.BookSpec(built_html, pages, chapter_pages, "book/verification", [c.slug for c in CHAPTERS],
-                       screenshot_dir=SCREENSHOTS, landing_page=pages[0])
+                       screenshot_dir=SCREENSHOTS, landing_page=pages[0],
+                       search_terms=["renormalized", "Hellinger", "queries"])
     with bc.chromium() as driver:
         problems = bc.check_book(spec, driver)
     assert not problems, _report(problems)
@@ -84,6 +85,11 @@ def test_book_in_browser(built_html):
 # configuration (MathJax offline, sphinx-proof, the inline-script fix), must be reported item by item.
 
 _BROKEN_PAGES = {
+    "landing": """
+        # A landing page
+
+        <table class="chapter-table"><tbody><tr><td><a href="good.html">A good chapter</a></td></tr></tbody></table>
+        """,
     "good": r"""
         # A good chapter
 
@@ -99,13 +105,20 @@ _BROKEN_PAGES = {
         By definition.
         ```
 
-        ![a good figure](figure.png)
+        ````{container} cell_output
+        ```{figure} figure.png
+        :name: fig-good
 
-        <table class="claims-table"><tbody><tr><td>C1</td><td>pass</td></tr></tbody></table>
+        A good figure, numbered and captioned.
+        ```
+        ````
+
+        <details class="hide above-input"><summary>Show code cell source</summary><pre>plot()</pre></details>
+
+        <table class="claims-table"><tbody><tr><td><a href="#thm-good">C1</a> count</td>
+        <td><a href="#thm-good">Theorem 1.1</a></td><td>1</td><td>✓</td></tr></tbody></table>
 
         <div class="reproduce"><p>Reproduce this page:</p><pre>python -m theorylib run good</pre></div>
-
-        <table class="chapter-table"><tbody><tr><td><a href="good.html">A good chapter</a></td></tr></tbody></table>
         """,
     "formula": r"""
         # A broken formula
@@ -118,7 +131,34 @@ _BROKEN_PAGES = {
     "image": """
         # A missing image
 
+        (The figures below sit in a 'cell_output' box, as a notebook's do; docutils spells the class
+        'cell-output', and the checks know both.)
+
         <img src="missing-figure.png" alt="the lost figure">
+
+        ```{container} cell_output
+        ![a bare figure](figure.png)
+        ```
+
+        ```{container} cell_output
+        ![a shrunken figure](wide.png)
+        ```
+        """,
+    "layout": r"""
+        # Things cut off
+
+        $$
+        a_1 + a_2 + a_3 + a_4 + a_5 + a_6 + a_7 + a_8 + a_9 + a_{10} + a_{11} + a_{12} + a_{13} + a_{14} + a_{15}
+        + a_{16} + a_{17} + a_{18} + a_{19} + a_{20} + a_{21} + a_{22} + a_{23} + a_{24} + a_{25} + a_{26} = s
+        $$
+
+        ```python
+        result = a_function_with_a_long_name(first_argument, second_argument, third_argument, fourth_argument, fifth)
+        ```
+
+        ## Theorem 3: a heading that numbers its own block
+
+        Text.
         """,
     "links": """
         # Dangling links
@@ -132,6 +172,7 @@ _BROKEN_PAGES = {
     "verification": """
         # Verification
 
+        <p><a href="good.html">A good chapter</a></p>
         <table class="claims-table"><tbody><tr><td>good</td><td>C1</td></tr></tbody></table>
         """,
 }
@@ -150,15 +191,20 @@ def broken_book(tmp_path_factory) -> Path:
     sphinx["local_extensions"] = {k: str(REPO_ROOT / v) for k, v in sphinx.get("local_extensions", {}).items()}
     sphinx["config"] = {k: v for k, v in sphinx["config"].items() if not k.startswith("bibtex")}
     sphinx["config"]["html_static_path"] = [str(REPO_ROOT / p) for p in sphinx["config"].get("html_static_path", [])]
+    sphinx["config"].pop("html_js_files", None)  # without the snippet fix, search quotes raw TeX
     config = {"title": "Broken", "execute": {"execute_notebooks": "off"}, "only_build_toc_files": True,
               "parse": real["parse"], "html": real["html"], "sphinx": sphinx}
     (src / "_config.yml").write_text(yaml.safe_dump(config))
+    # One numbered part (its chapters' headings carry numbers) and one that is not (the 'image' chapter's not).
     (src / "_toc.yml").write_text(yaml.safe_dump({
-        "format": "jb-book", "root": "good",
-        "chapters": [{"file": name} for name in _BROKEN_PAGES if name != "good"]}))
+        "format": "jb-book", "root": "landing",
+        "parts": [{"caption": "Numbered", "numbered": 1, "chapters": [{"file": "good"}, {"file": "layout"}]},
+                  {"caption": "Other", "chapters": [{"file": name} for name in _BROKEN_PAGES
+                                                    if name not in ("landing", "good", "layout")]}]}))
     for name, text in _BROKEN_PAGES.items():
         (src / f"{name}.md").write_text(textwrap.dedent(text))
     Image.new("RGB", (40, 30), (30, 90, 200)).save(src / "figure.png")
+    Image.new("RGB", (3000, 300), (30, 90, 200)).save(src / "wide.png")  # shown at ~25% of its size
     done = _jupyter_book_build(src, src / "out")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return src / "out" / "_build" / "html"
@@ -169,7 +215,8 @@ def test_browser_checks_report_each_fault(broken_book, tmp_path):
     _need_browser()
     pages = bc.toc_pages(broken_book.parents[2] / "_toc.yml")
     spec = bc.BookSpec(broken_book, pages, chapter_pages=["good", "image"], verification_page="verification",
-                       chapter_slugs=["good", "ghost"], screenshot_dir=tmp_path, landing_page="good")
+                       chapter_slugs=["good", "ghost"], screenshot_dir=tmp_path, landing_page="landing",
+                       search_terms=["Pythagoras"])
     with bc.chromium() as driver:
         problems = bc.check_book(spec, driver)
     report = _report(problems)
@@ -184,11 +231,20 @@ def test_browser_checks_report_each_fault(broken_book, tmp_path):
         ("formula.html", "math", r"raw \(...\)", r"'\(x + y\)'"),
         ("formula.html", "math", "raw $...$", "'$a+b$'"),
         ("image.html", "image", "missing-figure.png", "the lost figure", "failed to load"),
-        ("image.html", "image", "at least one figure"),
         ("image.html", "claims", "no claims table"),
         ("image.html", "prf", "theorem"),
         ("image.html", "reproduce", "no box 'Reproduce this page'"),
-        ("good.html", "chapters", "does not link to 'image'"),
+        ("landing.html", "chapters", "does not link to 'image'"),
+        ("image.html", "figure", "no numbered caption"),
+        ("image.html", "figure", "labels fall below 9 px"),
+        ("image.html", "toggle", "no folded code cell"),
+        ("image.html", "numbering", "chapter heading 'A missing image' carries no number"),
+        ("layout.html", "overflow", "at 1280 px", "display math", "a1+a2"),
+        ("layout.html", "overflow", "at 1920 px", "display math"),
+        ("layout.html", "overflow", "at 1280 px", "code", "a_function_with_a_long_name"),
+        ("layout.html", "numbering", "'Theorem 3: a heading that numbers its own block'"),
+        ("verification.html", "claims", "claim 'good' ends with no mark"),
+        ("search.html", "search", "'Pythagoras'", "raw TeX"),
         ("links.html", "link", "Theorem 9", "'thm-missing'", "links.html"),
         ("links.html", "link", "no-such-id", "good.html"),
         ("links.html", "link", "nowhere.html does not exist"),
@@ -198,5 +254,5 @@ def test_browser_checks_report_each_fault(broken_book, tmp_path):
     ]
     for page, check, *words in expected:
         assert found(page, check, *words), f"not reported: {page} [{check}] {words}\n{report}"
-    assert not [p for p in problems if p.page == "good.html" and p.check != "chapters"], report
+    assert not [p for p in problems if p.page in ("good.html", "landing.html") and p.check != "chapters"], report
     assert (tmp_path / "good.png").stat().st_size > 0

@@ -293,7 +293,7 @@ def test_an_ambiguous_plot_claim_stops_a_book_sweep_before_it_starts(tmp_path, c
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert "claim 'C3' is ambiguous in attention-query-learning; it starts 9 claims:" in err
-    assert "'C3 RMS exponent in n'" in err and "'C1a" not in err
+    assert "'C3 RMS exponent in $n$'" in err and "'C1a" not in err
     assert not (tmp_path / "s").exists()
 
 

@@ -144,7 +144,7 @@ def test_closed_forms_match_measurement_small_L():
         (log_tv, e_tv), (log_h, e_h2) = theory.log_tv_closed(L, M), theory.log_h_closed(L, M)
         assert abs(math.expm1(m.log_tv - log_tv)) < 1e-11
         assert abs(math.expm1(m.log_h - log_h)) < 1e-11
-        assert cl.claim_c71_identity("C7.1a", [m]).passed
+        assert cl.claim_c1_identity("C1a", [m]).passed
         assert e_tv < 1e-12 and e_h2 < 1e-12
 
 
@@ -200,7 +200,7 @@ def test_dilution_sandwich(alpha):
 
 
 # --------------------------------------------------------------------------------------------------
-# Theorem 7.1 pieces
+# Theorem 'upper': its pieces
 
 
 @pytest.mark.parametrize("u,L", [(0.3, 0), (2.0, 5), (40.0, 12), (5.0, 60), (150.0, 300), (1e-3, 3)])
@@ -211,7 +211,8 @@ def test_log_rho_tail_against_mpmath(u, L):
 
 
 def _thm71_rhs(tv: float, M: float, L: int, T: float) -> float:
-    """Theorem 7.1's right side 2 Phibar(T - M) + 4 e^{MT + M^2/2} [e^{2L} (tv + eta_L)^2 + zeta_L^2], one (L, T)."""
+    """The right side of Theorem 'upper' at one (L, T):
+    2 Phibar(T - M) + 4 e^{MT + M^2/2} [e^{2L} (tv + eta_L)^2 + zeta_L^2]."""
     log_eta, log_zeta = model_float.tail_moments_series(M, max(L, 1))
     e, z = math.exp(log_eta[L]), math.exp(log_zeta[L])
     return 2 * special.ndtr(-(T - M)) + 4 * math.exp(M * T + M * M / 2) * (math.exp(2 * L) * (tv + e) ** 2 + z * z)
@@ -293,47 +294,47 @@ def test_bad_input(call, match):
 # mutation tests: one per claim, at the default parameters
 
 
-def test_c71a_identity_rejects_monomial(sweep):
-    assert cl.claim_c71_identity("C7.1a", sweep.tilted).passed
+def test_c1a_identity_rejects_monomial(sweep):
+    assert cl.claim_c1_identity("C1a", sweep.tilted).passed
     wrong = variant(theory, tilted_difference_mp=theory.wrong_difference_monomial_mp)
-    claim = cl.claim_c71_identity("C7.1a", sweep.tilted[-1:], theory=wrong)
+    claim = cl.claim_c1_identity("C1a", sweep.tilted[-1:], theory=wrong)
     assert not claim.passed and claim.measured > 10
 
 
-def test_c71b_tv_rejects_monomial_and_untilted(sweep):
-    assert cl.claim_c71_tv("C7.1b", sweep.tilted).passed
-    wrong_a = cl.claim_c71_tv("C7.1b", sweep.tilted, theory=variant(theory, log_tv_closed=theory.wrong_log_tv_monomial))
+def test_c1b_tv_rejects_monomial_and_untilted(sweep):
+    assert cl.claim_c1_tv("C1b", sweep.tilted).passed
+    wrong_a = cl.claim_c1_tv("C1b", sweep.tilted, theory=variant(theory, log_tv_closed=theory.wrong_log_tv_monomial))
     assert not wrong_a.passed and wrong_a.measured > 0.1
     # the tilted closed form applied to the untilted pair (which matches as many ordinary moments)
-    wrong_b = cl.claim_c71_tv("C7.1b", sweep.untilted)
+    wrong_b = cl.claim_c1_tv("C1b", sweep.untilted)
     assert not wrong_b.passed and wrong_b.measured > 0.1
 
 
-def test_c71c_h_rejects_asymptotic_and_untilted(sweep):
-    assert cl.claim_c71_h("C7.1c", sweep.tilted).passed
+def test_c1c_h_rejects_asymptotic_and_untilted(sweep):
+    assert cl.claim_c1_h("C1c", sweep.tilted).passed
     wrong = variant(theory, log_h_closed=theory.wrong_log_h_asymptotic)
-    assert not cl.claim_c71_h("C7.1c", sweep.tilted, theory=wrong).passed
-    assert not cl.claim_c71_h("C7.1c", sweep.untilted).passed
+    assert not cl.claim_c1_h("C1c", sweep.tilted, theory=wrong).passed
+    assert not cl.claim_c1_h("C1c", sweep.untilted).passed
 
 
-def test_c72_rejects_polylog_untilted_and_wrong_rate(sweep):
-    assert cl.claim_c72("C7.2", sweep.tilted).passed
+def test_c2_rejects_polylog_untilted_and_wrong_rate(sweep):
+    assert cl.claim_c2("C2", sweep.tilted).passed
     for wrong_slope in (theory.wrong_ratio_slope_polylog, theory.wrong_ratio_slope_log2):
-        assert not cl.claim_c72("C7.2", sweep.tilted, theory=variant(theory, ratio_slope=wrong_slope)).passed
-    wrong = cl.claim_c72("C7.2", sweep.untilted)
+        assert not cl.claim_c2("C2", sweep.tilted, theory=variant(theory, ratio_slope=wrong_slope)).passed
+    wrong = cl.claim_c2("C2", sweep.untilted)
     assert not wrong.passed and abs(wrong.measured - 0.5 * math.log(2)) > 0.25
 
 
-def test_c72b_rejects_ratio_constant_m2_over_6(sweep):
+def test_c2b_rejects_ratio_constant_m2_over_6(sweep):
     M = DEF["M"]
-    good = cl.claim_c72b("C7.2b", sweep.tilted)
+    good = cl.claim_c2b("C2b", sweep.tilted)
     assert good.passed and good.details["sens"] < good.tolerance / 10
     wrong = variant(theory, log_ratio_asymptotic=theory.wrong_log_ratio_constant)
-    claim = cl.claim_c72b("C7.2b", sweep.tilted, theory=wrong)
+    claim = cl.claim_c2b("C2b", sweep.tilted, theory=wrong)
     assert not claim.passed and claim.measured == pytest.approx(-M**2 / 6, abs=10 * good.tolerance)
 
 
-def test_c72b_measures_the_constant_minus_m2_over_3(sweep):
+def test_c2b_measures_the_constant_minus_m2_over_3(sweep):
     """The fitted constant of log(H/TV) beyond the Gamma-function part is -M^2/3, from the measured sweep alone."""
     M = DEF["M"]
     L = np.array([m.L for m in sweep.tilted])
@@ -345,69 +346,69 @@ def test_c72b_measures_the_constant_minus_m2_over_3(sweep):
     assert a0 == pytest.approx(-M**2 / 3, abs=cl.rate_tolerance(M) / 10)
 
 
-def test_c73_rejects_wrong_constants_and_leading_order(sweep):
-    assert cl.claim_c73("C7.3", sweep.tilted).passed
+def test_c3_rejects_wrong_constants_and_leading_order(sweep):
+    assert cl.claim_c3("C3", sweep.tilted).passed
     for wrong in (variant(theory, c1=theory.wrong_c1_no_quartic), variant(theory, c1=theory.wrong_c1_zero),
                   variant(theory, tv_leading=theory.wrong_tv_leading_order)):
-        assert not cl.claim_c73("C7.3", sweep.tilted, theory=wrong).passed
+        assert not cl.claim_c3("C3", sweep.tilted, theory=wrong).passed
 
 
-def test_c73_rejects_quartic_m4_over_36(sweep):
-    wrong = cl.claim_c73("C7.3", sweep.tilted, theory=variant(theory, c1=theory.wrong_c1_quartic_36))
+def test_c3_rejects_quartic_m4_over_36(sweep):
+    wrong = cl.claim_c3("C3", sweep.tilted, theory=variant(theory, c1=theory.wrong_c1_quartic_36))
     assert not wrong.passed and abs(wrong.measured - wrong.predicted) > 2 * wrong.tolerance
 
 
-def test_c74a_le_cam_lower_rejects_h_le_tv(testbed):
+def test_c4a_le_cam_lower_rejects_h_le_tv(testbed):
     tv, h = testbed
-    assert cl.claim_c74_lecam_lower("C7.4a", tv, h).passed
+    assert cl.claim_c4_lecam_lower("C4a", tv, h).passed
     wrong = variant(theory, h2_bound_lecam=theory.wrong_h2_bound_h_le_tv)
-    assert not cl.claim_c74_lecam_lower("C7.4a", tv, h, theory=wrong).passed
+    assert not cl.claim_c4_lecam_lower("C4a", tv, h, theory=wrong).passed
 
 
-def test_c74b_le_cam_upper_rejects_tv_le_h2(testbed):
+def test_c4b_le_cam_upper_rejects_tv_le_h2(testbed):
     tv, h = testbed
-    assert cl.claim_c74_lecam_upper("C7.4b", tv, h).passed
+    assert cl.claim_c4_lecam_upper("C4b", tv, h).passed
     wrong = variant(theory, tv_bound_lecam=theory.wrong_tv_bound_h2)
-    assert not cl.claim_c74_lecam_upper("C7.4b", tv, h, theory=wrong).passed
+    assert not cl.claim_c4_lecam_upper("C4b", tv, h, theory=wrong).passed
 
 
-def test_c74c_thm71_rejects_polylog(testbed):
+def test_c4c_thm71_rejects_polylog(testbed):
     tv, h = testbed
-    assert cl.claim_c74_thm71("C7.4c", tv, h, DEF["M"]).passed
+    assert cl.claim_c4_thm71("C4c", tv, h, DEF["M"]).passed
     polylog = variant(theory, h2_bound_thm71=theory.wrong_h2_bound_polylog)
-    wrong = cl.claim_c74_thm71("C7.4c", tv, h, DEF["M"], theory=polylog)
+    wrong = cl.claim_c4_thm71("C4c", tv, h, DEF["M"], theory=polylog)
     assert not wrong.passed and wrong.measured > 1e3
 
 
-def test_c74d_tail_moments_reject_zeta_equal_eta():
+def test_c4d_tail_moments_reject_zeta_equal_eta():
     M = DEF["M"]
     log_eta, log_zeta = model_float.tail_moments_series(M, 300)
-    assert cl.claim_c74_tail_moments("C7.4d", log_eta, log_zeta, M).passed
+    assert cl.claim_c4_tail_moments("C4d", log_eta, log_zeta, M).passed
     wrong = variant(theory, eta_zeta=theory.wrong_eta_zeta_l1)
-    claim = cl.claim_c74_tail_moments("C7.4d", log_eta, log_zeta, M, theory=wrong)
+    claim = cl.claim_c4_tail_moments("C4d", log_eta, log_zeta, M, theory=wrong)
     assert not claim.passed and claim.measured > 0.1
 
 
-def _c74e_inputs(tv, M):
+def _c4e_inputs(tv, M):
     log_eta, log_zeta = model_float.tail_moments_series(M, 300)
     log_b, x, log_c = model_float.thm71_minimum_direct(tv, M, log_eta, log_zeta)
     return log_b, x, model_float.thm71_log_curvature_max(x, log_c, M, cl.THM71_T_STEP / 2)
 
 
-def test_c74e_thm71_minimum_rejects_doubled_bound(testbed):
+def test_c4e_thm71_minimum_rejects_doubled_bound(testbed):
     tv, _h = testbed
     M = DEF["M"]
-    args = (tv, M, *_c74e_inputs(tv, M))
-    right = cl.claim_c74_thm71_minimum("C7.4e", *args)
+    args = (tv, M, *_c4e_inputs(tv, M))
+    right = cl.claim_c4_thm71_minimum("C4e", *args)
     assert right.passed and right.details["d_over_delta"] <= 1
     doubled_bound = variant(theory, thm71_bound=theory.wrong_thm71_bound_no_half)
-    doubled = cl.claim_c74_thm71_minimum("C7.4e", *args, theory=doubled_bound)
+    doubled = cl.claim_c4_thm71_minimum("C4e", *args, theory=doubled_bound)
     assert not doubled.passed and doubled.measured > 0.5  # log 2 minus delta
     # a bound made smaller (one tail of Phibar forgotten) is caught on the lower side of [0, delta]
     def halved_tail(tv_, M_, L_top=300, T_span=30.0, T_step=0.05):
         B, L_b, T_b = theory.thm71_bound(tv_, M_, L_top, T_span, T_step)
         return B - special.ndtr(-(T_b - M_)), L_b, T_b
-    assert not cl.claim_c74_thm71_minimum("C7.4e", *args, theory=variant(theory, thm71_bound=halved_tail)).passed
+    assert not cl.claim_c4_thm71_minimum("C4e", *args, theory=variant(theory, thm71_bound=halved_tail)).passed
 
 
 @pytest.mark.parametrize("M", [0.5, 1.0, 2.0])
@@ -453,12 +454,12 @@ def test_tail_moments_series_against_mpmath():
     assert log_zeta[L] == pytest.approx(0.5 * float(mpmath.log(zeta2)), rel=1e-12)
 
 
-def test_c75_monomial_rejects_lemma_constant():
+def test_c5_monomial_rejects_lemma_constant():
     degrees = np.arange(0, DEF["L_max"] + 2)
     ratios = [model_float.hypercontractive_ratio(np.eye(d + 1)[d]) for d in degrees]
-    assert cl.claim_c75_monomial("C7.5", degrees, ratios).passed
+    assert cl.claim_c5_monomial("C5", degrees, ratios).passed
     wrong = variant(theory, log_monomial_l2_l1=theory.wrong_log_monomial_l2_l1_lemma)
-    assert not cl.claim_c75_monomial("C7.5", degrees, ratios, theory=wrong).passed
+    assert not cl.claim_c5_monomial("C5", degrees, ratios, theory=wrong).passed
 
 
 @pytest.fixture(scope="module")
@@ -466,16 +467,16 @@ def dilution():
     return model_float.dilution_testbed(rng_for(DEF["seed"], "C7.6"), DEF["M"], 10)
 
 
-def test_c76a_sandwich_rejects_flipped_sign(dilution):
-    assert cl.claim_c76_sandwich("C7.6a", dilution).passed
+def test_c6a_sandwich_rejects_flipped_sign(dilution):
+    assert cl.claim_c6_sandwich("C6a", dilution).passed
     wrong = variant(theory, dilution_sandwich=theory.wrong_dilution_sandwich_sign)
-    assert not cl.claim_c76_sandwich("C7.6a", dilution, theory=wrong).passed
+    assert not cl.claim_c6_sandwich("C6a", dilution, theory=wrong).passed
 
 
-def test_c76b_tightness_rejects_ratio_limit_without_half(dilution):
-    assert cl.claim_c76_tight("C7.6b", dilution).passed
+def test_c6b_tightness_rejects_ratio_limit_without_half(dilution):
+    assert cl.claim_c6_tight("C6b", dilution).passed
     wrong = variant(theory, dilution_sandwich=theory.wrong_dilution_ratio_limit)
-    claim = cl.claim_c76_tight("C7.6b", dilution, theory=wrong)
+    claim = cl.claim_c6_tight("C6b", dilution, theory=wrong)
     assert not claim.passed and claim.measured > 10
 
 
@@ -490,13 +491,13 @@ def test_dilution_width_bounds_the_sandwich():
 
 def test_fit_sensitivity_is_small_at_defaults(sweep):
     M = DEF["M"]
-    assert cl.claim_c72("C7.2", sweep.tilted).details["sens"] < cl.rate_tolerance(M) / 10
-    assert cl.claim_c73("C7.3", sweep.tilted).details["sens"] < cl.rate_tolerance(M) / 10
-    assert cl.claim_c72b("C7.2b", sweep.tilted).details["sens"] < cl.rate_tolerance(M) / 10
+    assert cl.claim_c2("C2", sweep.tilted).details["sens"] < cl.rate_tolerance(M) / 10
+    assert cl.claim_c3("C3", sweep.tilted).details["sens"] < cl.rate_tolerance(M) / 10
+    assert cl.claim_c2b("C2b", sweep.tilted).details["sens"] < cl.rate_tolerance(M) / 10
 
 
 def test_fp_claims_show_bounds(sweep):
-    """C7.1's measured values are rounding/quadrature errors: the claims are fp, shown as the bound they met."""
-    for c in (cl.claim_c71_identity("a", sweep.tilted), cl.claim_c71_tv("b", sweep.tilted),
-              cl.claim_c71_h("c", sweep.tilted)):
+    """C1's measured values are rounding/quadrature errors: the claims are fp, shown as the bound they met."""
+    for c in (cl.claim_c1_identity("a", sweep.tilted), cl.claim_c1_tv("b", sweep.tilted),
+              cl.claim_c1_h("c", sweep.tilted)):
         assert c.fp and c.passed

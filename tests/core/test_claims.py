@@ -89,7 +89,7 @@ def test_claimset_rejects_duplicates_and_reports_failures(monkeypatch):
         cs.exact("C1", 1, 1, "x")
     cs.report()
     (data,), meta = shown[-1]
-    assert "C1" in data["text/plain"] and "claims-table" in data["text/html"]
+    assert "C1" in data["text/plain"] and "claims-table" in data["text/markdown"] and "text/html" not in data
     assert meta["metadata"][C.CLAIMS_KEY]["chapter"] == "demo"
     cs.absolute("C2", 1.0, 2.0, 0.1, "y")
     with pytest.raises(C.ClaimsFailed, match="1 of 2 claims failed: C2"):

@@ -16,7 +16,7 @@ def test_chapter_rows_follow_the_book_and_count_the_stored_claims():
     rows = book_pages.chapter_rows()
     assert [r.slug for r in rows] == [c.slug for c in CHAPTERS]
     for r, c in zip(rows, CHAPTERS, strict=True):
-        assert r.number == c.paper and r.docname == f"book/chapters/{c.slug}" and r.title == c.title
+        assert r.paper == c.paper and r.docname == f"book/chapters/{c.slug}" and r.title == c.title
         claims = claims_record(c.notebook_path)["claims"]
         assert (r.claims_holding, r.claims) == (sum(k["passed"] for k in claims), len(claims))
 
@@ -51,3 +51,22 @@ def test_reproduce_info_without_a_record_says_so(tmp_path):
     bare = type(c)(c.chapter, path, c.part)
     info = book_pages.reproduce_info(bare)
     assert info.runtime == "not recorded" and info.environment.startswith("not recorded")
+
+
+def test_every_part_with_chapters_is_numbered_and_the_back_matter_is_not():
+    """One numbering: Sphinx numbers the chapters (sidebar, headings, "Theorem 2.1", "Fig. 2.1"); a part left
+    unnumbered would restart or drop the numbers, and a numbered back matter would shift the PDF's."""
+    import yaml
+
+    from theorylib.runner.paths import REPO_ROOT
+    from theorylib.runner.registry import all_chapters
+
+    parts = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text())["parts"]
+    chapter_files = {f"book/chapters/{c.slug}" for c in all_chapters()}
+    for part in parts:
+        files = {entry["file"] for entry in part.get("chapters", [])}
+        if files & chapter_files:
+            assert part.get("numbered") and files <= chapter_files, part["caption"]
+        else:
+            assert not part.get("numbered"), part["caption"]
+    assert parts[-1]["caption"] == "Back matter"

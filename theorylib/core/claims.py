@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from .claims_markdown import claims_markdown
 from .formatting import decade_text
 
 # The key under which the record sits in the claims output's metadata (not in its
@@ -60,13 +61,19 @@ class Claim:
     passed: bool
     alpha: float | None = None
     fp: bool = False
+    # Where the claim is made and what it checks: the label of its experiment's section and the labels of
+    # the theorem-like blocks it tests (set by :meth:`ClaimSet.experiment`); the book links both.
+    section: str = ""
+    checks: tuple[str, ...] = ()
     # What the claim function computed on the way (residuals, fits...), for the notebook's prints and
     # figures; not part of the record.
     details: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def as_record(self) -> dict[str, Any]:
         """A JSON-ready dict at full precision (it is stored in output metadata, which nbval does not compare)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
+        rec = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
+        rec["checks"] = list(self.checks)
+        return rec
 
     def with_details(self, **details: Any) -> Claim:
         """The same claim carrying ``details`` (read back as ``claim.details["name"]``)."""
@@ -197,7 +204,8 @@ def check_chi2(name: str, z: Sequence[float], why: str, alpha: float = DEFAULT_A
     return Claim(name, stat, float(k), "chi2", crit - k, text, why, bool(ok), alpha)
 
 
-def _fmt(x: float) -> str:
+def number_text(x: float) -> str:
+    """A predicted or measured value as the tables show it: an int as is, else 4 significant digits."""
     if isinstance(x, int):
         return str(x)
     if x == 0:
@@ -212,16 +220,16 @@ def measured_text(r: dict[str, Any]) -> str:
     ``p(1 ± b)`` for a relative one. A failed fp claim shows its digits (the run fails anyway).
     """
     if not r.get("fp") or not r["passed"]:
-        return _fmt(r["measured"])
+        return number_text(r["measured"])
     tol = r["tolerance"]
     up = decade_text(tol) if tol > 0 else "0"
     if r["rule"] == "upper":
-        return f"<= {_fmt(r['predicted'])}" + (f" + {up}" if tol else "")
+        return f"<= {number_text(r['predicted'])}" + (f" + {up}" if tol else "")
     if r["rule"] == "absolute":
-        return f"<= {up}" if r["predicted"] == 0 else f"{_fmt(r['predicted'])} ± {up}"
+        return f"<= {up}" if r["predicted"] == 0 else f"{number_text(r['predicted'])} ± {up}"
     if r["rule"] == "relative":
-        return f"{_fmt(r['predicted'])}(1 ± {up})"
-    return _fmt(r["measured"])
+        return f"{number_text(r['predicted'])}(1 ± {up})"
+    return number_text(r["measured"])
 
 
 COLUMNS = ("claim", "measured", "predicted", "tolerance", "alpha", "status")
@@ -233,7 +241,7 @@ def table_rows(claims: Sequence[Claim | dict[str, Any]], chapter: str | None = N
     for c in claims:
         r = c if isinstance(c, dict) else c.as_record()
         alpha = "" if r.get("alpha") is None else f"{r['alpha']:g}"
-        row = [r["name"], measured_text(r), _fmt(r["predicted"]), r["tolerance_text"], alpha,
+        row = [r["name"], measured_text(r), number_text(r["predicted"]), r["tolerance_text"], alpha,
                "pass" if r["passed"] else "FAIL"]
         rows.append(([chapter] if chapter is not None else []) + row)
     return rows
@@ -278,10 +286,21 @@ class ClaimSet:
     def __init__(self, chapter: str) -> None:
         self.chapter = chapter
         self.claims: list[Claim] = []
+        self._section = ""
+        self._checks: tuple[str, ...] = ()
+
+    def experiment(self, section: str, *checks: str) -> None:
+        """Claims added from now on are made in the section labelled ``section`` and test the theorem-like
+        blocks labelled ``checks`` (e.g. ``claims.experiment("ch-c1", "ch-thm-minimax")``)."""
+        if not section or not checks or not all(checks):
+            raise ValueError("an experiment names its section's label and at least one theorem label it checks")
+        self._section, self._checks = section, tuple(checks)
 
     def add(self, claim: Claim) -> Claim:
         if any(c.name == claim.name for c in self.claims):
             raise ValueError(f"duplicate claim name {claim.name!r}")
+        if not claim.section:
+            claim = replace(claim, section=self._section, checks=self._checks)
         self.claims.append(claim)
         return claim
 
@@ -328,13 +347,22 @@ class ClaimSet:
     def html(self) -> str:
         return render_html(table_rows(self.claims), COLUMNS, [c.justification for c in self.claims])
 
+    def markdown(self) -> str:
+        """The table as the book shows it (MyST, typeset and linked at build time: :mod:`.claims_markdown`)."""
+        records = [c.as_record() for c in self.claims]
+        return claims_markdown(records, [(measured_text(r), number_text(r["predicted"])) for r in records])
+
     def report(self) -> None:
-        """Show the table, store the record, and raise :class:`ClaimsFailed` if any claim failed."""
+        """Show the table, store the record, and raise :class:`ClaimsFailed` if any claim failed.
+
+        The output carries the fixed-width table (``text/plain``: the command line, nbval) and the book's
+        table (``text/markdown``, MyST); no HTML, so that the book renders the Markdown.
+        """
         if not self.claims:
             raise ValueError("no claims were made: a chapter must check something")
         from IPython.display import display
 
-        display({"text/plain": self.text(), "text/html": self.html()}, raw=True,
+        display({"text/plain": self.text(), "text/markdown": self.markdown()}, raw=True,
                 metadata={CLAIMS_KEY: self.record()})
         if self.failed:
             names = ", ".join(c.name for c in self.failed)

@@ -18,8 +18,10 @@ HOUSE_STYLE = {
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.titlesize": 11,
-    "axes.labelsize": 10,
-    "legend.fontsize": 9,
+    "axes.labelsize": 11,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
+    "legend.fontsize": 10,
     "legend.frameon": False,
     "lines.linewidth": 1.6,
     "lines.markersize": 5,
@@ -50,10 +52,14 @@ def theory_vs_measured(
     logy: bool = False,
     color: str | None = None,
 ):
-    """A theory curve (line) with measured points (markers, error bars = ``yerr``)."""
+    """A theory curve (line) with measured points (markers, error bars = ``yerr``).
+
+    The points are drawn over the line (``zorder``), hollow, so that a point sitting on the curve stays visible.
+    """
     c = color or THEORY_COLOR
-    ax.plot(x_theory, y_theory, "-", color=c, label=theory_label)
-    ax.errorbar(x, y, yerr=yerr, fmt="o", color=color or MEASURED_COLOR, capsize=3, label=measured_label)
+    ax.plot(x_theory, y_theory, "-", color=c, lw=1.2, alpha=0.8, label=theory_label, zorder=2)
+    ax.errorbar(x, y, yerr=yerr, fmt="o", color=color or MEASURED_COLOR, mfc="white", mew=1.5, capsize=3,
+                label=measured_label, zorder=3)
     if logx:
         ax.set_xscale("log")
     if logy:
@@ -83,13 +89,13 @@ def loglog_rate(
     """
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
-    ax.errorbar(x, y, yerr=yerr, fmt="o", color=MEASURED_COLOR, capsize=3, label=measured_label)
+    ax.errorbar(x, y, yerr=yerr, fmt="o", color=MEASURED_COLOR, capsize=3, label=measured_label, zorder=3)
     grid = np.geomspace(x.min(), x.max(), 50)
     ax.plot(grid, fit.predict(grid), "-", color=MEASURED_COLOR, alpha=0.6,
-            label=f"fit: slope {fit.slope:.3f} ± {fit.slope_se:.3f}")
+            label=f"fit: slope ${fit.slope:.3f} \\pm {fit.slope_se:.3f}$", zorder=2)
     lx, ly = np.log(x).mean(), np.log(y).mean()
     ax.plot(grid, np.exp(ly + predicted_slope * (np.log(grid) - lx)), "--", color=THEORY_COLOR,
-            label=f"predicted slope {predicted_slope:.3f}")
+            label=f"predicted slope ${predicted_slope:.3f}$", zorder=2)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)

@@ -17,9 +17,10 @@ from .verification import blas_text, made_on
 
 @dataclass(frozen=True)
 class ChapterRow:
-    """One line of the table of chapters: the chapter's number is its paper's number in the ICML 2026 list."""
+    """One line of the table of chapters. ``paper`` is the paper's place in the list of ICML 2026 abstracts that
+    the book follows (not shown: the book numbers its chapters in reading order, as the sidebar does)."""
 
-    number: int
+    paper: int
     slug: str
     docname: str
     title: str

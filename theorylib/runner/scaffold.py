@@ -45,7 +45,7 @@ def add_to_toc(toc: Path, slug: str, part: str) -> None:
             break
     else:
         at = next((i for i, p in enumerate(parts) if p.get("caption") == BACK_MATTER), len(parts))
-        parts.insert(at, {"caption": part, "chapters": [entry]})
+        parts.insert(at, {"caption": part, "numbered": 1, "chapters": [entry]})  # chapters are numbered
     toc.write_text(yaml.safe_dump(data, sort_keys=False, width=120))
 
 

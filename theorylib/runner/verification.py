@@ -7,7 +7,9 @@ from typing import Any
 
 import nbformat
 
-from theorylib.core.claims import COLUMNS, render_html, render_text, table_rows
+from theorylib.core.claims import COLUMNS, measured_text, number_text, render_text, table_rows
+from theorylib.core.claims_markdown import HEADER as CLAIMS_MD_HEADER
+from theorylib.core.claims_markdown import claim_row, escape_markdown, markdown_table
 
 from .execute import METADATA_KEY
 from .records import claims_record
@@ -67,15 +69,57 @@ def provenance_rows(chapters: Sequence[BookChapter] | None = None) -> list[list[
 PROVENANCE_HEADER = ("chapter", "packages", "BLAS (kernel)", "numpy SIMD", "CPU", "environment")
 
 
+def _summary(rows: Sequence[Sequence[str]]) -> str:
+    passed = sum(r[-1] == "pass" for r in rows)
+    return f"{passed} of {len(rows)} claims hold across {len({r[0] for r in rows})} chapters."
+
+
+def _runtime(c: BookChapter) -> str:
+    wall = made_on(c.notebook_path).get("wall_s") if c.notebook_path.exists() else None
+    return f"runs in {float(wall):.0f} s on one core" if wall is not None else "runtime not recorded"
+
+
+def _mutation_status(c: BookChapter) -> str:
+    from .mutation.report import code_hash, load_report
+
+    rep = load_report(c)
+    if rep is None:
+        return "no mutation report"
+    fresh = "up to date" if rep["code_hash"] == code_hash(c) else "STALE: rerun mutate"
+    tested = rep["mutants"] - rep["counts"]["equivalent"]
+    return f"mutation score {rep['score']:.0%} ({rep['killed']} of {tested}, {fresh})"
+
+
+def chapter_section_markdown(c: BookChapter) -> str:
+    """One chapter on the Verification page: a summary line, then its claims, each linked to its experiment
+    and to the theorem-like blocks it checks."""
+    record = claims_record(c.notebook_path) if c.notebook_path.exists() else None
+    claims = (record or {}).get("claims", [])
+    link = f"{{doc}}`/book/chapters/{c.slug}`"
+    if not claims:
+        return f"{link}: **no claims record** (the stored notebook has no claims table: refresh the chapter)"
+    holding = sum(bool(k["passed"]) for k in claims)
+    line = (f"{link}: {len(claims)} claims, {holding} holding"
+            f"{'' if holding == len(claims) else ' (**FAILING**)'}; {escape_markdown(_mutation_status(c))}; "
+            f"{_runtime(c)}.")
+    rows = [claim_row(r, measured_text(r), number_text(r["predicted"])) for r in claims]
+    return line + "\n\n" + markdown_table(rows, CLAIMS_MD_HEADER, css_class="claims-table verification-table")
+
+
+def verification_markdown(chapters: Sequence[BookChapter] | None = None) -> str:
+    """The whole page body: the summary, then one section per chapter, in book order."""
+    chapters = list(chapters if chapters is not None else all_chapters())
+    rows, _ = verification_rows(chapters)
+    return "\n\n".join([f"**{_summary(rows)}**", *(chapter_section_markdown(c) for c in chapters)])
+
+
 def show_verification_table(chapters: Sequence[BookChapter] | None = None) -> None:
-    """Display the table (HTML in the book, text for nbval) and a one-line summary."""
+    """Display every claim, grouped by chapter (MyST in the book, a text table for nbval and the terminal)."""
     from IPython.display import display
 
-    rows, notes = verification_rows(chapters)
-    passed = sum(r[-1] == "pass" for r in rows)
-    summary = f"{passed} of {len(rows)} claims hold across {len({r[0] for r in rows})} chapters."
-    display({"text/plain": summary + "\n\n" + render_text(rows, HEADER),
-             "text/html": f"<p>{summary}</p>" + render_html(rows, HEADER, notes)}, raw=True)
+    rows, _ = verification_rows(chapters)
+    display({"text/plain": _summary(rows) + "\n\n" + render_text(rows, HEADER),
+             "text/markdown": verification_markdown(chapters)}, raw=True)
 
 
 MUTATION_HEADER = ("chapter", "mutants", "killed", "equivalent", "survived", "score", "up to date")
@@ -103,7 +147,7 @@ def show_mutation_table(chapters: Sequence[BookChapter] | None = None) -> None:
 
     rows = mutation_rows(chapters)
     display({"text/plain": render_text(rows, MUTATION_HEADER),
-             "text/html": render_html(rows, MUTATION_HEADER, table_class="mutation-table")}, raw=True)
+             "text/markdown": _plain_markdown_table(rows, MUTATION_HEADER, "mutation-table")}, raw=True)
 
 
 def show_provenance_table(chapters: Sequence[BookChapter] | None = None) -> None:
@@ -112,4 +156,11 @@ def show_provenance_table(chapters: Sequence[BookChapter] | None = None) -> None
 
     rows = provenance_rows(chapters)
     display({"text/plain": render_text(rows, PROVENANCE_HEADER),
-             "text/html": render_html(rows, PROVENANCE_HEADER, table_class="provenance-table")}, raw=True)
+             "text/markdown": _plain_markdown_table(rows, PROVENANCE_HEADER, "provenance-table")}, raw=True)
+
+
+def _plain_markdown_table(rows: Sequence[Sequence[str]], header: Sequence[str], css_class: str) -> str:
+    """A table of plain texts (escaped), its first column linked to the chapter."""
+    cells = [[f"{{doc}}`/book/chapters/{r[0]}`" if i == 0 else escape_markdown(str(x))
+              for i, x in enumerate(r)] for r in rows]
+    return markdown_table(cells, [escape_markdown(h) for h in header], css_class=css_class)

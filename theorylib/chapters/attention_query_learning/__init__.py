@@ -9,9 +9,9 @@ CHAPTER = Chapter(
     paper=19,
     params=(
         Param("seed", 0, "int", "all randomness flows from it", low=0),
-        Param("d_list", [4, 8, 16, 32], "int_list", "dimensions for Theorem 1 (C1, Figure 1)",
+        Param("d_list", [4, 8, 16, 32], "int_list", "dimensions of the exact-recovery check (C1 and its figure)",
               low=2, high=64, min_len=2, max_len=6, increasing=True),
-        Param("d_lr", 32, "int", "dimension of the low-rank instance (Theorem 2, C1-C2)", low=4, high=64),
+        Param("d_lr", 32, "int", "dimension of the low-rank instance (the sketch theorem, C1c-C2)", low=4, high=64),
         Param("r", 2, "int", "rank of the low-rank A (>= 2 so that C2 has a k < r side; 2 r <= d_lr)",
               low=2, high=16),
         Param("A_scale", 2.0, "float", "A entries have variance A_scale^2/d (full and low rank)",

@@ -36,7 +36,7 @@ def claim_minimax(name: str, instances: Sequence[Instance], *, theory: Theory = 
 def claim_union(name: str, pairs: Sequence[tuple[int, int, int]], *, theory: Theory = _theory) -> Claim:
     """The number of disjoint-support pairs ``(M1, M2, M_union)`` with ``M_union = theory.union_value(M1, M2)``."""
     hits = sum(int(u == theory.union_value(a, b)) for a, b, u in pairs)
-    return check_exact(name, hits, len(pairs), "integer identity (Cor. 1.3, equality case) on every pair")
+    return check_exact(name, hits, len(pairs), "integer identity (the union corollary, equality case) on every pair")
 
 
 def claim_closed_forms(name: str, records: Sequence[tuple[str, int, int | None, int]], *,
@@ -86,7 +86,7 @@ def claim_greedy(name: str, instances: Sequence[Instance], zoo: ZooResult, *, th
 def claim_countable(name: str, M: Sequence[int], *, theory: Theory = _theory) -> Claim:
     """max over ``i* = 1..len(M)`` of ``|M(i*) - theory.countable_mistakes(i*)|``; must be 0."""
     dev = max(abs(int(v) - theory.countable_mistakes(i + 1)) for i, v in enumerate(M))
-    return check_exact(name, dev, 0, "exact mistake counts; Thm 1.1 bound is attained for every i*")
+    return check_exact(name, dev, 0, "exact mistake counts; the countable-collection bound is attained for every i*")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -137,8 +137,8 @@ def claim_feedback_constant(name: str, res: NoFeedbackResult, *, theory: Theory 
 
 
 def _tight_points(inc: np.ndarray, n_T: int) -> np.ndarray:
-    """The horizons ``T = 1..n_T`` at which Prop. (no-feedback minimax) (iii) asserts that the lower
-    bound is attained on a k-uniform, Delta-regular family: ``(T mod n) k < n``."""
+    """The horizons ``T = 1..n_T`` at which part (iii) of the exact no-feedback minimax proposition asserts
+    that the lower bound is attained on a k-uniform, Delta-regular family: ``(T mod n) k < n``."""
     k_row, deg = inc.sum(axis=1), inc.sum(axis=0)
     if np.any(k_row != k_row[0]) or np.any(deg != deg[0]):
         raise ValueError("the tightness statement needs a k-uniform, Delta-regular family")
@@ -174,7 +174,8 @@ def claim_no_feedback_tight(name: str, res: ExactNoFeedbackResult, *, theory: Th
         for j in np.flatnonzero(_tight_points(inc, len(V))):
             total += 1
             hits += int(V[j] == theory.no_feedback_envelope(inc, int(j) + 1)[0])
-    return check_exact(name, hits, total, "exact integers: the bound is attained (Prop. iii) at every such point")
+    return check_exact(name, hits, total, "exact integers: on regular families the no-feedback lower bound is "
+                       "attained at every such point")
 
 
 # ----------------------------------------------------------------------------------------------

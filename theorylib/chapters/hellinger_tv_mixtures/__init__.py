@@ -23,7 +23,7 @@ CHAPTER = Chapter(
         "B": {"M": 2.0, "L_max": 30},
     },
     relations=(
-        # the asymptotic fits (C7.2, C7.3) run over the L >= 10 of the sweep and need at least 5 of them
+        # the asymptotic fits (C2, C3) run over the L >= 10 of the sweep and need at least 5 of them
         Relation(("L_max", "L_step"), "at least 5 values L >= 10 in the sweep 6, 6 + L_step, ..., <= L_max",
                  lambda v: sum(L >= 10 for L in range(6, v["L_max"] + 1, v["L_step"])) >= 5,
                  violating={"L_step": 8, "L_max": 40}, satisfying={"L_step": 8, "L_max": 46}),

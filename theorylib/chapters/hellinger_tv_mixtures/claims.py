@@ -3,8 +3,8 @@
 ``claim_x(name, measured data..., settings..., *, theory=theory) -> Claim``: the name first, then the measured
 data (the sweep's :class:`~.model.FDMeasurement` list, or the test bed's TV and H), then the wrong-theory hook
 ``theory=``, from which every prediction is read. The measured data come from ``model``; a fit of measured data
-alone (the increments of C7.2) is ``model_fits``'s. A fit of the residual of measured data against the theory's
-expansion (C7.2b, C7.3) is part of the decision and lives here (:func:`remainder_intercept`), as does the refit
+alone (the increments of C2) is ``model_fits``'s. A fit of the residual of measured data against the theory's
+expansion (C2b, C3) is part of the decision and lives here (:func:`remainder_intercept`), as does the refit
 estimate of a fit's truncation error (:func:`refit_sensitivity`).
 """
 
@@ -26,12 +26,12 @@ from .model_fits import fit_increments, increment_slope
 
 Theory = ModuleType | SimpleNamespace
 
-C71_TOL = 1e-9  # relative agreement of measured and closed-form TV, H (quadrature + rounding budget)
+C1_TOL = 1e-9  # relative agreement of measured and closed-form TV, H (quadrature + rounding budget)
 INEQUALITY_SLACK = 1e-9  # a proved inequality, checked with room for quadrature/rounding error (~1e-13 relative)
 
 
 def rate_tolerance(M: float) -> float:
-    """1e-3 (1 + M^4): the envelope for the neglected O(n^-4) terms in the fits of C7.2 and C7.3."""
+    """1e-3 (1 + M^4): the envelope for the neglected O(n^-4) terms in the fits of C2 and C3."""
     return 1e-3 * (1 + check_positive("M", M) ** 4)
 
 
@@ -59,11 +59,11 @@ def _sweep_data(meas: Sequence[FDMeasurement]) -> tuple[np.ndarray, float]:
 
 
 # --------------------------------------------------------------------------------------------------
-# C7.1: the closed forms of the tilted pair
+# C1: the closed forms of the tilted pair
 
 
-def claim_c71_identity(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _theory) -> Claim:
-    """C7.1a: f_P - f_Q from the atoms equals ``theory.tilted_difference_mp`` at every node, to rounding.
+def claim_c1_identity(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _theory) -> Claim:
+    """C1a: f_P - f_Q from the atoms equals ``theory.tilted_difference_mp`` at every node, to rounding.
 
     measured = max over L and nodes of log10(|difference| / (f_P + f_Q)) + dps (digits lost);
     bound = log10(16 (n_max + 2)): ~n roundings of relative size 10^-dps in each positive Horner sum.
@@ -82,7 +82,7 @@ def claim_c71_identity(name: str, meas: Sequence[FDMeasurement], *, theory: Theo
                        ).with_details(digits=np.array(digits))
 
 
-def _claim_c71_distance(name: str, measured: np.ndarray, predicted: list[tuple[float, float]],
+def _claim_c1_distance(name: str, measured: np.ndarray, predicted: list[tuple[float, float]],
                         tol: float) -> Claim:
     dev = max_rel_dev(measured, [p[0] for p in predicted])
     return check_absolute(name, dev, 0.0, tol, fp=True,
@@ -91,24 +91,24 @@ def _claim_c71_distance(name: str, measured: np.ndarray, predicted: list[tuple[f
                                          rel_err=max(p[1] for p in predicted))
 
 
-def claim_c71_tv(name: str, meas: Sequence[FDMeasurement], tol: float = C71_TOL, *,
+def claim_c1_tv(name: str, meas: Sequence[FDMeasurement], tol: float = C1_TOL, *,
                  theory: Theory = _theory) -> Claim:
-    """C7.1b: max over L of |TV measured / ``theory.log_tv_closed`` - 1| <= tol (details: predicted, rel_err)."""
+    """C1b: max over L of |TV measured / ``theory.log_tv_closed`` - 1| <= tol (details: predicted, rel_err)."""
     _sweep_data(meas)
-    return _claim_c71_distance(name, np.array([m.log_tv for m in meas]),
+    return _claim_c1_distance(name, np.array([m.log_tv for m in meas]),
                                [theory.log_tv_closed(m.L, m.M) for m in meas], tol)
 
 
-def claim_c71_h(name: str, meas: Sequence[FDMeasurement], tol: float = C71_TOL, *,
+def claim_c1_h(name: str, meas: Sequence[FDMeasurement], tol: float = C1_TOL, *,
                 theory: Theory = _theory) -> Claim:
-    """C7.1c: max over L of |H measured / ``theory.log_h_closed`` - 1| <= tol (details: predicted, rel_err)."""
+    """C1c: max over L of |H measured / ``theory.log_h_closed`` - 1| <= tol (details: predicted, rel_err)."""
     _sweep_data(meas)
-    return _claim_c71_distance(name, np.array([m.log_h for m in meas]),
+    return _claim_c1_distance(name, np.array([m.log_h for m in meas]),
                                [theory.log_h_closed(m.L, m.M) for m in meas], tol)
 
 
 # --------------------------------------------------------------------------------------------------
-# C7.2, C7.2b, C7.3: the asymptotic constants
+# C2, C2b, C3: the asymptotic constants
 
 L_FIT_MIN = 10  # the asymptotic fits use L >= 10
 
@@ -148,8 +148,8 @@ def refit_sensitivity(fit: Callable[..., float], L: np.ndarray, y: np.ndarray, p
     return max(changes) if changes else float("nan")
 
 
-def claim_c72(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _theory) -> Claim:
-    """C7.2: the fitted asymptotic increment b of log(H/TV) per unit L equals ``theory.ratio_slope(M)``.
+def claim_c2(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _theory) -> Claim:
+    """C2: the fitted asymptotic increment b of log(H/TV) per unit L equals ``theory.ratio_slope(M)``.
 
     details: ``sens``, the fit's own truncation estimate (largest refit change of b).
     """
@@ -162,8 +162,8 @@ def claim_c72(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _the
                           ).with_details(sens=sens)
 
 
-def claim_c72b(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _theory) -> Claim:
-    """C7.2b: log(H_L/TV_L) minus ``theory.log_ratio_asymptotic`` tends to 0 (no constant is left).
+def claim_c2b(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _theory) -> Claim:
+    """C2b: log(H_L/TV_L) minus ``theory.log_ratio_asymptotic`` tends to 0 (no constant is left).
 
     Both forms of the expansion (Gamma functions and Stirling) are checked: for each, the residual
     d_L = log H_L - log TV_L - (expansion) is regressed on [1, 1/n, 1/n^2] over L >= 10 and its intercept
@@ -183,8 +183,8 @@ def claim_c72b(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _th
                           ).with_details(intercepts=np.array(icpts), sens=max(sens))
 
 
-def claim_c73(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _theory) -> Claim:
-    """C7.3: the 1/n coefficient of log TV_L - ``theory.tv_leading`` equals ``theory.c1(M)``.
+def claim_c3(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _theory) -> Claim:
+    """C3: the 1/n coefficient of log TV_L - ``theory.tv_leading`` equals ``theory.c1(M)``.
 
     Measured: the intercept of y_L = n (log TV_L - tv_leading) regressed on [1, 1/n, 1/n^2] over L >= 10.
     details: ``sens``, the fit's own truncation estimate (largest refit change of the coefficient).
@@ -200,7 +200,7 @@ def claim_c73(name: str, meas: Sequence[FDMeasurement], *, theory: Theory = _the
 
 
 # --------------------------------------------------------------------------------------------------
-# C7.4: the inequalities on the test bed
+# C4: the inequalities on the test bed
 
 
 def _ratio_claim(name: str, ratio: np.ndarray) -> Claim:
@@ -208,33 +208,33 @@ def _ratio_claim(name: str, ratio: np.ndarray) -> Claim:
                        why="a proved inequality; slack 1e-9 >> quadrature/rounding error (~1e-13 relative)")
 
 
-def claim_c74_lecam_lower(name: str, tv: np.ndarray, h: np.ndarray, *, theory: Theory = _theory) -> Claim:
-    """C7.4a: max over the test bed of H^2 / ``theory.h2_bound_lecam(TV)`` <= 1 (+ 1e-9 rounding slack)."""
+def claim_c4_lecam_lower(name: str, tv: np.ndarray, h: np.ndarray, *, theory: Theory = _theory) -> Claim:
+    """C4a: max over the test bed of H^2 / ``theory.h2_bound_lecam(TV)`` <= 1 (+ 1e-9 rounding slack)."""
     tv, h = np.asarray(tv, dtype=float), np.asarray(h, dtype=float)
     return _ratio_claim(name, h**2 / theory.h2_bound_lecam(tv))
 
 
-def claim_c74_lecam_upper(name: str, tv: np.ndarray, h: np.ndarray, *, theory: Theory = _theory) -> Claim:
-    """C7.4b: max over the test bed of TV / ``theory.tv_bound_lecam(H)`` <= 1 (+ 1e-9 rounding slack)."""
+def claim_c4_lecam_upper(name: str, tv: np.ndarray, h: np.ndarray, *, theory: Theory = _theory) -> Claim:
+    """C4b: max over the test bed of TV / ``theory.tv_bound_lecam(H)`` <= 1 (+ 1e-9 rounding slack)."""
     tv, h = np.asarray(tv, dtype=float), np.asarray(h, dtype=float)
     return _ratio_claim(name, tv / theory.tv_bound_lecam(h))
 
 
-def claim_c74_thm71(name: str, tv: np.ndarray, h: np.ndarray, M: float, *, theory: Theory = _theory) -> Claim:
-    """C7.4c: max over the test bed of H^2 / ``theory.h2_bound_thm71(TV, M)`` <= 1 (+ 1e-9 rounding slack)."""
+def claim_c4_thm71(name: str, tv: np.ndarray, h: np.ndarray, M: float, *, theory: Theory = _theory) -> Claim:
+    """C4c: max over the test bed of H^2 / ``theory.h2_bound_thm71(TV, M)`` <= 1 (+ 1e-9 rounding slack)."""
     tv, h = np.asarray(tv, dtype=float), np.asarray(h, dtype=float)
     return _ratio_claim(name, h**2 / theory.h2_bound_thm71(tv, M))
 
 
-THM71_T_STEP = 0.05  # the T grid of B_M, passed to ``theory.thm71_bound``; its half-step bounds C7.4e
+THM71_T_STEP = 0.05  # the T grid of B_M, passed to ``theory.thm71_bound``; its half-step bounds C4e
 
 
-def claim_c74_thm71_minimum(name: str, tv: np.ndarray, M: float, log_b_direct: np.ndarray, x_star: np.ndarray,
+def claim_c4_thm71_minimum(name: str, tv: np.ndarray, M: float, log_b_direct: np.ndarray, x_star: np.ndarray,
                             curvature: np.ndarray, *, theory: Theory = _theory) -> Claim:
-    """C7.4e: B_M of ``theory.thm71_bound`` (grid in T, step 0.05) against the closed-form minimum over T.
+    """C4e: B_M of ``theory.thm71_bound`` (grid in T, step 0.05) against the closed-form minimum over T.
 
     Measured: log B_direct, the minimum over every L' and over T in [M, M + 30] with T solved exactly
-    (model_float.thm71_minimum_direct, from the series tail moments of C7.4d). The grid is a subset of the range,
+    (model_float.thm71_minimum_direct, from the series tail moments of C4d). The grid is a subset of the range,
     so d = log B_grid - log B_direct >= 0; the grid has a point within h = 0.025 of T*, and (log B)'(T*) = 0
     inside the range, so d <= delta = (h^2/2) G, G >= (log B)'' on that cell (``curvature``). measured = the
     largest excess of d over [0, delta] (0 when every d lies inside, rounding otherwise: fp=True),
@@ -252,9 +252,9 @@ def claim_c74_thm71_minimum(name: str, tv: np.ndarray, M: float, log_b_direct: n
                                       delta_max=float(np.max(delta)))
 
 
-def claim_c74_tail_moments(name: str, log_eta: np.ndarray, log_zeta: np.ndarray, M: float, tol: float = C71_TOL, *,
+def claim_c4_tail_moments(name: str, log_eta: np.ndarray, log_zeta: np.ndarray, M: float, tol: float = C1_TOL, *,
                            theory: Theory = _theory) -> Claim:
-    """C7.4d: eta_L, zeta_L (L = 0..L_top) from their moment series equal ``theory.eta_zeta(M, L_top)``.
+    """C4d: eta_L, zeta_L (L = 0..L_top) from their moment series equal ``theory.eta_zeta(M, L_top)``.
 
     measured = max over L of |series / theory - 1| for eta_L and zeta_L; the series are exact to rounding of
     logs of size <~ 1100 (~1e-13 relative), the theory's composite Gauss-Legendre rule on a smooth integrand
@@ -271,12 +271,12 @@ def claim_c74_tail_moments(name: str, log_eta: np.ndarray, log_zeta: np.ndarray,
 
 
 # --------------------------------------------------------------------------------------------------
-# C7.5: the hypercontractive loss of the monomial
+# C5: the hypercontractive loss of the monomial
 
 
-def claim_c75_monomial(name: str, degrees: Sequence[int], ratios: Sequence[float], tol: float = C71_TOL, *,
+def claim_c5_monomial(name: str, degrees: Sequence[int], ratios: Sequence[float], tol: float = C1_TOL, *,
                        theory: Theory = _theory) -> Claim:
-    """C7.5: the measured ||Z^L||_2 / ||Z^L||_1 equals exp(``theory.log_monomial_l2_l1(L)``) for every degree.
+    """C5: the measured ||Z^L||_2 / ||Z^L||_1 equals exp(``theory.log_monomial_l2_l1(L)``) for every degree.
 
     measured = max over the degrees of the relative deviation; the L^2 norm is an exact moment sum and the L^1
     norm a Gauss-Legendre quadrature split at 0 (~1e-13 relative): tolerance 1e-9 (fp=True).
@@ -291,7 +291,7 @@ def claim_c75_monomial(name: str, degrees: Sequence[int], ratios: Sequence[float
 
 
 # --------------------------------------------------------------------------------------------------
-# C7.6: the diluted pair
+# C6: the diluted pair
 
 
 def _dilution_rows(rows: np.ndarray) -> np.ndarray:
@@ -313,8 +313,8 @@ def dilution_width(alpha: float, A: float, C: float) -> float:
     return x / (1 - x)
 
 
-def claim_c76_sandwich(name: str, rows: np.ndarray, *, theory: Theory = _theory) -> Claim:
-    """C7.6a: lower_weak <= H^2, lower_tight <= H^2 <= upper (``theory.dilution_sandwich``) for every diluted
+def claim_c6_sandwich(name: str, rows: np.ndarray, *, theory: Theory = _theory) -> Claim:
+    """C6a: lower_weak <= H^2, lower_tight <= H^2 <= upper (``theory.dilution_sandwich``) for every diluted
     pair, each bound against the measured H^2.
 
     measured = the largest of lower_weak/H^2, lower_tight/H^2, H^2/upper; <= 1 + 1e-9 (rounding slack).
@@ -326,8 +326,8 @@ def claim_c76_sandwich(name: str, rows: np.ndarray, *, theory: Theory = _theory)
     return _ratio_claim(name, np.array(ratios))
 
 
-def claim_c76_tight(name: str, rows: np.ndarray, *, theory: Theory = _theory) -> Claim:
-    """C7.6b: every bound of ``theory.dilution_sandwich`` and the limit ratio_limit / (E|F|)^2 of H^2/TV^2 are
+def claim_c6_tight(name: str, rows: np.ndarray, *, theory: Theory = _theory) -> Claim:
+    """C6b: every bound of ``theory.dilution_sandwich`` and the limit ratio_limit / (E|F|)^2 of H^2/TV^2 are
     within the relative distance w = :func:`dilution_width` of the measured H^2 (resp. H^2/TV^2).
 
     measured = max over pairs and the four quantities of |quantity / measured - 1| / w; predicted <= 1.

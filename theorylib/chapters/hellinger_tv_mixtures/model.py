@@ -5,7 +5,7 @@ at the nodes of a composite Gauss-Legendre rule), never from a closed form: this
 ``theory`` (or ``claims``). Even the working precision and the cut-off of the quadrature come from a
 *measured* pilot value of TV (:func:`pilot_log_tv`), not from the formula under test. The float64 test bed
 of general pairs, the dilution, hypercontractivity and tail-moment measurements are in :mod:`.model_float`;
-the fit of the measured increments (C7.2) in :mod:`.model_fits` (fits against the theory's expansions are the
+the fit of the measured increments (C2) in :mod:`.model_fits` (fits against the theory's expansions are the
 claims').
 
 mpmath has the pure-Python backend here, so atom sums on equispaced atoms are evaluated as
@@ -254,7 +254,7 @@ class FDMeasurement:
     """TV and H of a finite-difference pair measured from its atoms (mpmath sums + Gauss-Legendre).
 
     ``x``, ``diff`` and ``total`` are the nodes and the mp values of f_P - f_Q and f_P + f_Q there (the data
-    of the pointwise identity, claim C7.1a).
+    of the pointwise identity, claim C1a).
     """
 
     L: int

@@ -1,7 +1,7 @@
 """The fits of chapter 'hellinger-tv-mixtures': asymptotic constants estimated from the measured sweep.
 
-The least-squares fit over L >= 10 of the measured log(H/TV) increments (C7.2): measured data only, never
-``theory``. Fits of residuals against the theory's expansions (C7.2b, C7.3) and the refit estimate of a fit's
+The least-squares fit over L >= 10 of the measured log(H/TV) increments (C2): measured data only, never
+``theory``. Fits of residuals against the theory's expansions (C2b, C3) and the refit estimate of a fit's
 truncation error are part of the decision and live in ``claims``.
 """
 

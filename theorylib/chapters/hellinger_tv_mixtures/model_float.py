@@ -1,9 +1,9 @@
 """The float64 measurements of chapter 'hellinger-tv-mixtures': general pairs, the random test bed, dilution.
 
 TV and H of arbitrary finite Gaussian location mixtures by Gauss-Legendre quadrature split at the sign
-changes of f_P - f_Q; the random pairs of the inequality test bed (C7.4); the measured ingredients of the
-dilution sandwich (C7.6), the L^2/L^1 ratio of a polynomial under N(0, 1) (C7.5) and the tail moments
-of Theorem 7.1 from their series (C7.4d). Never imports ``theory``.
+changes of f_P - f_Q; the random pairs of the inequality test bed (C4); the measured ingredients of the
+dilution sandwich (C6), the L^2/L^1 ratio of a polynomial under N(0, 1) (C5) and the tail moments
+of Theorem 'upper' from their series (C4d). Never imports ``theory``.
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def tail_moments_series(M: float, L_top: int, extra: int = 200) -> tuple[np.ndar
 
 def thm71_minimum_direct(tv: ArrayLike, M: float, log_eta: np.ndarray, log_zeta: np.ndarray,
                          T_span: float = 30.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """min over L' = 0..L_top and T in [M, M + T_span] of Theorem 7.1's B(L', T), minimized over T in closed form.
+    """min over L' = 0..L_top and T in [M, M + T_span] of B(L', T) of Theorem 'upper', minimized over T in closed form.
 
     For each L', B(L', T) = f(T) = 2 Phibar(x) + c e^{MT} with x = T - M and c = 4 e^{M^2/2} A(L'),
     A(L') = e^{2L'} (tv + eta_L')^2 + zeta_L'^2. f'(T) = -2 phi(x) + c M e^{MT} has the sign of

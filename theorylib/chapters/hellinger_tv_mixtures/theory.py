@@ -336,7 +336,7 @@ def wrong_eta_zeta_l1(M: float, L_top: int = 300) -> tuple[np.ndarray, np.ndarra
 
 def thm71_bound(tv: ArrayLike, M: float, L_top: int = 300, T_span: float = 30.0,
                 T_step: float = 0.05) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """B_M(tv) = min over L' in {0..L_top}, T in M + [0, T_span] (step T_step) of Theorem 7.1's right side.
+    """B_M(tv) = min over L' in {0..L_top}, T in M + [0, T_span] (step T_step) of the right side of Theorem 'upper'.
 
     The L'-part A(L') = e^{2L'} (tv + eta_L')^2 + zeta_L'^2 enters monotonically, so it is minimized first.
     Returns (B, L_best, T_best), each of the shape of ``tv``; B may exceed 1 (then the bound is vacuous).
@@ -363,13 +363,13 @@ def thm71_bound(tv: ArrayLike, M: float, L_top: int = 300, T_span: float = 30.0,
 def wrong_thm71_bound_no_half(tv: ArrayLike, M: float, L_top: int = 300, T_span: float = 30.0,
                               T_step: float = 0.05) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """WRONG THEORY: B_M doubled, 4 Phibar(T - M) + 8 e^{MT + M^2/2}[...] (the 1/2 of H^2 = (1/2) int (sqrt f -
-    sqrt g)^2 forgotten in the proof's last line); still a valid bound, so only C7.4e can reject it."""
+    sqrt g)^2 forgotten in the proof's last line); still a valid bound, so only C4e can reject it."""
     B, L_best, T_best = thm71_bound(tv, M, L_top, T_span, T_step)
     return 2 * B, L_best, T_best
 
 
 def h2_bound_thm71(tv: ArrayLike, M: float) -> np.ndarray:
-    """Theorem 7.1 as a bound on H^2: H^2 <= B_M(TV)."""
+    """Theorem 'upper' as a bound on H^2: H^2 <= B_M(TV)."""
     return thm71_bound(tv, M)[0]
 
 

@@ -20,8 +20,8 @@ CHAPTER = Chapter(
               low=1e-4, high=0.1),
         Param("d_exact", 16, "int", "C3: input dimension of the enumerated cube", low=4, high=16,
               power_of_two=True),
-        Param("delta", 0.05, "float", "C3: target top-label error of the Thm B budget", low=1e-3, high=0.5),
-        Param("under_frac", 0.05, "float", "C3: fraction of its Thm B budget given to the under-trained top block",
+        Param("delta", 0.05, "float", "C3: target top-label error of the stack's budget", low=1e-3, high=0.5),
+        Param("under_frac", 0.05, "float", "C3: fraction of its budget given to the under-trained top block",
               low=0.01, high=1.0),
         Param("d_net", 16, "int", "C4: leaves of the tree, a hidden subset of the 2 d_net inputs "
               "(>= 16: at d_net = 8 end-to-end SGD learns the top parity without hints)", low=16, high=64,

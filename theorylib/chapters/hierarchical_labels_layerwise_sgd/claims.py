@@ -129,8 +129,8 @@ def claim_parseval(name: str, mse: float, w: np.ndarray, d: int, steps: int, *,
 
 def claim_union_bound(name: str, top_error: float, mse: np.ndarray, *, theory: Theory = _theory) -> Claim:
     """Thm B: the exact top error is at most theory.union_bound(MSE_ij) = sum_ij MSE_ij."""
-    why = ("exact over the whole cube; Thm B holds for every realisation of the readouts "
-           "(Markov per readout, union bound over the d-1 labels)")
+    why = ("exact over the whole cube; the composition theorem holds for every realisation of the "
+           "readouts (Markov per readout, union bound over the d-1 labels)")
     return check_upper(name, top_error, theory.union_bound(mse), why)
 
 
