@@ -65,6 +65,8 @@ class BookSpec:
     chapter_slugs: Sequence[str] = ()
     screenshot_dir: Path | None = None
     landing_page: str | None = None
+    # The number each chapter page must carry (docname -> number); empty: any number will do.
+    chapter_numbers: dict[str, int] = field(default_factory=dict)
     # Words to search for: the snippets the search page quotes for them must show no raw TeX.
     search_terms: Sequence[str] = ()
     ids: dict[str, set[str]] = field(default_factory=dict, repr=False)
@@ -343,7 +345,8 @@ def check_book(spec: BookSpec, driver: Any) -> list[Problem]:
             problems += _check_claims(driver, page, doc, spec)
             problems += _check_reproduce(driver, page, doc, spec)
             problems += _check_chapter_table(driver, page, doc, spec)
-            problems += layout.check_numbering(driver, page, Problem, chapter=doc in spec.chapter_pages)
+            problems += layout.check_numbering(driver, page, Problem, chapter=doc in spec.chapter_pages,
+                                               expected=spec.chapter_numbers.get(doc))
             if doc in spec.chapter_pages:
                 problems += layout.check_figures(driver, page, Problem)
                 problems += layout.check_figure_scale(driver, page, Problem)

@@ -119,8 +119,9 @@ def check_figure_scale(driver: Any, page: str, problem: Any) -> list[Any]:
     return problems
 
 
-def check_numbering(driver: Any, page: str, problem: Any, *, chapter: bool) -> list[Any]:
-    """One numbering: the chapter's number leads every block and figure number; no heading types its own."""
+def check_numbering(driver: Any, page: str, problem: Any, *, chapter: bool, expected: int | None = None) -> list[Any]:
+    """One numbering: the chapter carries its number (``expected`` when given), which leads every block and
+    figure number; no heading types its own."""
     found = driver.execute_script(_JS_NUMBERING)
     problems = [problem(page, "numbering", f"heading '{h}' types a number of its own; name the block and "
                                            "let the book number it") for h in found["heads"] if TYPED_NUMBER.search(h)]
@@ -129,6 +130,8 @@ def check_numbering(driver: Any, page: str, problem: Any, *, chapter: bool) -> l
     if not found["number"]:
         return [*problems, problem(page, "numbering", f"the chapter heading '{found['h1']}' carries no number")]
     ch = found["number"].rstrip(". ")
+    if expected is not None and ch != str(expected):
+        problems.append(problem(page, "numbering", f"the chapter is numbered {ch}, not {expected}"))
     for title in found["blocks"]:
         m = re.match(r"\S+\s+(\d+)(?:\.(\d+))?", title)
         if not m or m.group(2) is None or m.group(1) != ch:

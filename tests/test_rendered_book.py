@@ -72,7 +72,8 @@ def test_book_in_browser(built_html):
         old.unlink()
     spec = bc.BookSpec(built_html, pages, chapter_pages, "book/verification", [c.slug for c in CHAPTERS],
                        screenshot_dir=SCREENSHOTS, landing_page=pages[0],
-                       search_terms=["renormalized", "Hellinger", "queries"])
+                       search_terms=["renormalized", "Hellinger", "queries"],
+                       chapter_numbers={str(Path(c.notebook).with_suffix("")): c.paper for c in CHAPTERS})
     with bc.chromium() as driver:
         problems = bc.check_book(spec, driver)
     assert not problems, _report(problems)
@@ -214,9 +215,10 @@ def broken_book(tmp_path_factory) -> Path:
 def test_browser_checks_report_each_fault(broken_book, tmp_path):
     _need_browser()
     pages = bc.toc_pages(broken_book.parents[2] / "_toc.yml")
-    spec = bc.BookSpec(broken_book, pages, chapter_pages=["good", "image"], verification_page="verification",
-                       chapter_slugs=["good", "ghost"], screenshot_dir=tmp_path, landing_page="landing",
-                       search_terms=["Pythagoras"])
+    spec = bc.BookSpec(broken_book, pages, chapter_pages=["good", "image", "layout"],
+                       verification_page="verification", chapter_slugs=["good", "ghost"], screenshot_dir=tmp_path,
+                       landing_page="landing", search_terms=["Pythagoras"],
+                       chapter_numbers={"good": 1, "layout": 7})  # 'layout' is the numbered part's second
     with bc.chromium() as driver:
         problems = bc.check_book(spec, driver)
     report = _report(problems)
@@ -243,6 +245,7 @@ def test_browser_checks_report_each_fault(broken_book, tmp_path):
         ("layout.html", "overflow", "at 1920 px", "display math"),
         ("layout.html", "overflow", "at 1280 px", "code", "a_function_with_a_long_name"),
         ("layout.html", "numbering", "'Theorem 3: a heading that numbers its own block'"),
+        ("layout.html", "numbering", "numbered 2, not 7"),
         ("verification.html", "claims", "claim 'good' ends with no mark"),
         ("search.html", "search", "'Pythagoras'", "raw TeX"),
         ("links.html", "link", "Theorem 9", "'thm-missing'", "links.html"),
