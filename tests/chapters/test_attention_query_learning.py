@@ -479,7 +479,7 @@ def test_mutation_c4a_wrong_jacobians(adversary_run, which):
 
 
 def test_mutation_c4b_margin_without_e_b(adversary_run):
-    """The margin without its e_b term (the referee's wrong theory) is rejected by C4b too (and by C4a)."""
+    """The margin without its e_b term (a wrong theory) is rejected by C4b too (and by C4a)."""
     wrong = variant(theory, first_order_jacobian=WRONG_JACOBIANS["margin without e_b"])
     assert not cl.claim_random_adversaries("C4b", adversary_run, theory=wrong).passed
 

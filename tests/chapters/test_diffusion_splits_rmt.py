@@ -32,7 +32,7 @@ def test_kappa_solves_its_equation_above_kappa0(d, n, lam):
     else:
         assert_allclose(k, lam + k * theory.df1(k, s) / n, rtol=1e-12)
     assert lam <= k <= lam + s.sum() / n
-    if d > n:  # above the root kappa0 of df1 = n (the referee's uniqueness argument)
+    if d > n:  # above the root kappa0 of df1 = n the fixed point is unique
         k0 = theory.kappa(0.0, s, n)
         assert k >= k0
         grid = np.linspace(k0 * 1e-3, k0 * (1 - 1e-9), 50)
@@ -45,7 +45,7 @@ def test_g_is_not_monotone_for_d_above_n_but_root_is_unique():
     s, n = model.logunif_spectrum(100), 50
     grid = np.geomspace(1e-4, 10, 4000)
     g = np.array([k * (1 - theory.df1(k, s) / n) for k in grid])
-    assert np.any(np.diff(g) < 0)  # the spec's monotonicity claim is false here
+    assert np.any(np.diff(g) < 0)  # kappa (1 - df1/n) is not monotone here: uniqueness needs kappa0
     for lam in (0.02, 0.1, 0.4):
         roots = np.flatnonzero(np.diff(np.sign(g - lam)))
         assert roots.size == 1
@@ -161,7 +161,7 @@ def test_covariance_prediction_is_homogeneous_and_consistent():
     c_y = k**2 * np.sum(s * g**2 * y**2) / n / (1 - np.sum(s**2 * g**2) / n)
     assert_allclose(c, c_y * s * g**2, rtol=1e-12)
     assert_allclose(theory.wrong_cov_diag_no_amplification(s, k, y, n), c / theory.amplification(s, k, n), rtol=1e-12)
-    # the referee's wrong theory: the amplification at sigma^2 = kappa (1 - df1/n) instead of at kappa
+    # the wrong theory: the amplification at sigma^2 = kappa (1 - df1/n) instead of at kappa
     sig2 = 0.05
     wrong = theory.wrong_cov_diag_amplification_at_sigma2(s, k, y, n)
     assert_allclose(wrong / c, (1 - theory.df2(k, s) / n) / (1 - theory.df2(sig2, s) / n), rtol=1e-10)
@@ -393,8 +393,8 @@ def test_mutation_C1_isotropic(iso):
         theory, mp_kappa_isotropic=lambda lam, gamma: theory.wrong_kappa_unrenormalized(lam, np.ones(2), 2))).passed
 
 
-def test_mutation_C2_bank_rejects_the_referees_amplification(runs):
-    """The referee's wrong theory, 1/(1 - df2(sigma^2)/n), is rejected by the pooled claim with a wide margin."""
+def test_mutation_C2_bank_rejects_the_amplification_at_the_nominal_noise(runs):
+    """The wrong theory 1/(1 - df2(sigma^2)/n), is rejected by the pooled claim with a wide margin."""
     run_P, run_2P = runs
     claim = claims.claim_bank("C2bank", run_P, run_2P)
     assert claim.passed and run_P.bank.shape == (D["bank_inputs"], run_P.s.size)
