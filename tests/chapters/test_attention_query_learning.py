@@ -262,7 +262,14 @@ def test_predicted_mse_scales_as_sigma2_over_n_and_logit_free_is_smaller():
     J = theory.first_order_jacobian(A, u)
     m1 = theory.predicted_mse(J, 1e-3, 1)
     assert theory.predicted_mse(J, 2e-3, 4) == pytest.approx(m1)
-    assert theory.predicted_mse(theory.wrong_first_order_jacobian_logit_free(A, u), 1e-3, 1) <= m1 / 16
+    # Dropping the factors 1/(p(1-p)) >= 4 under-predicts on every instance, by a factor that depends on
+    # the instance (no universal 16: the gamma terms mix factors of different probes).
+    for d in (2, 3, 6):
+        for seed in range(20):
+            Ai, ui = _instance(d, seed)
+            lf = theory.wrong_first_order_jacobian_logit_free(Ai, ui)
+            right = theory.first_order_jacobian(Ai, ui)
+            assert theory.predicted_mse(lf, 1e-3, 1) < theory.predicted_mse(right, 1e-3, 1)
     half = theory.first_order_jacobian(A, u, s=0.5)
     assert half.frobenius2() == pytest.approx(np.sum(J.alpha**2) + 5 * np.sum(J.beta**2) + 4 * np.sum(J.gamma**2))
 

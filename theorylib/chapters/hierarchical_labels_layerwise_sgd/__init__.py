@@ -15,7 +15,7 @@ CHAPTER = Chapter(
         Param("m_list", [4, 6, 8, 12, 16], "int_list", "C2: slot counts m of the rate sweep", low=2, high=24,
               min_len=3, max_len=8, increasing=True),
         Param("R_rate", 800, "int", "C2, C3d: SGD runs per m and per block (>= 400: at 200 the bootstrap SE "
-              "is too variable, |z| > 3.29 in 2 of 140 seeds)", low=400, high=4000),
+              "is too variable for a 3.29-SE rule)", low=400, high=4000),
         Param("eps_rate", 0.01, "float", "C2: target MSE eps of the first-passage time T(eps)",
               low=1e-4, high=0.1),
         Param("d_exact", 16, "int", "C3: input dimension of the enumerated cube", low=4, high=16,
