@@ -23,12 +23,25 @@ class AuthorYearLabels(BaseLabelStyle):
     """'Le Cam, 1986', 'Jung and Gao, 2026', 'Jia et al., 2023'; the key when an entry has no author."""
 
     def format_labels(self, sorted_entries: Any) -> Any:
-        for entry in sorted_entries:
-            names = _surnames(entry)
-            who = (names[0] if len(names) == 1 else f"{names[0]} and {names[1]}" if len(names) == 2
-                   else f"{names[0]} et al." if names else entry.key)
-            year = entry.fields.get("year", "")
-            yield f"{who}, {year}" if year else who
+        entries = list(sorted_entries)
+        bases = [self._label(entry) for entry in entries]
+        # Two works with the same label ("Zhou et al., 2026") get 2026a, 2026b in the bibliography's order,
+        # as author-year styles do; Sphinx refuses duplicate labels.
+        seen: dict[str, int] = {}
+        for base in bases:
+            if bases.count(base) == 1:
+                yield base
+                continue
+            seen[base] = seen.get(base, 0) + 1
+            yield base + "abcdefghijklmnopqrstuvwxyz"[seen[base] - 1]
+
+    @staticmethod
+    def _label(entry: Any) -> str:
+        names = _surnames(entry)
+        who = (names[0] if len(names) == 1 else f"{names[0]} and {names[1]}" if len(names) == 2
+               else f"{names[0]} et al." if names else entry.key)
+        year = entry.fields.get("year", "")
+        return f"{who}, {year}" if year else who
 
 
 class PlainAuthorYear(PlainStyle):

@@ -22,3 +22,15 @@ def test_labels_follow_the_author_year_citations():
     entries = list(parse_string(BIB, "bibtex").entries.values())
     assert list(AuthorYearLabels().format_labels(entries)) == [
         "Le Cam, 1986", "Jung and Gao, 2026", "Jia et al., 2023", "ICML 2026 poster, abstract, 2026", "none"]
+
+
+def test_works_with_the_same_label_are_told_apart_by_a_letter():
+    bib = BIB + r"""
+@article{z1, author = {Ann Zhou and Bo Li and Cy Wu}, year = {2026}, title = {F}}
+@article{z2, author = {Ann Zhou and Di Xu and Ed Yu}, year = {2026}, title = {G}}
+"""
+    entries = list(parse_string(bib, "bibtex").entries.values())
+    labels = list(AuthorYearLabels().format_labels(entries))
+    assert labels[-2:] == ["Zhou et al., 2026a", "Zhou et al., 2026b"]
+    assert labels[:2] == ["Le Cam, 1986", "Jung and Gao, 2026"]
+    assert len(set(labels)) == len(labels)

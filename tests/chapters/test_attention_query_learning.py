@@ -7,7 +7,6 @@ parameters, and check that the claim passes with the chapter's theory and fails 
 
 from __future__ import annotations
 
-import ast
 import math
 from pathlib import Path
 
@@ -26,18 +25,6 @@ PACKAGE = Path(cl.__file__).parent
 
 def _instance(d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return model.random_full_instance(d, np.random.default_rng(seed))
-
-
-def test_model_modules_never_import_theory_or_claims():
-    for path in PACKAGE.glob("model*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom):
-                names = [node.module or ""] + [a.name for a in node.names]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            else:
-                continue
-            assert not any(n.split(".")[-1] in ("theory", "claims") for n in names), f"{path.name} imports {names}"
 
 
 # ------------------------------------------------------------------------------------------ the model

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import math
-from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -12,7 +10,6 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_less
 from scipy import special
 
-from theorylib.chapters import hellinger_tv_mixtures as pkg
 from theorylib.chapters.hellinger_tv_mixtures import CHAPTER, model, model_fits, model_float, theory
 from theorylib.chapters.hellinger_tv_mixtures import claims as cl
 from theorylib.core import rng_for
@@ -39,19 +36,6 @@ def testbed(sweep):
 
 # --------------------------------------------------------------------------------------------------
 # the roles of the modules
-
-
-def test_model_modules_never_import_theory_or_claims():
-    root = Path(pkg.__file__).parent
-    for path in sorted(root.glob("model*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom):
-                names = [node.module or ""] + [a.name for a in node.names]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            else:
-                continue
-            assert not any(n.split(".")[-1] in ("theory", "claims") for n in names), f"{path.name} imports {names}"
 
 
 # --------------------------------------------------------------------------------------------------

@@ -60,7 +60,8 @@ def provenance_rows(chapters: Sequence[BookChapter] | None = None) -> list[list[
         pk = env.get("packages", {})
         packages = ", ".join(f"{k} {v}" for k, v in pk.items() if k in ("numpy", "scipy", "torch"))
         blas = blas_text(env)
-        simd = "+".join(env.get("numpy_simd", {}).get("dispatched", [])) or "baseline"
+        # ", " lets the column wrap: a SkylakeX row lists three dispatch levels
+        simd = ", ".join(env.get("numpy_simd", {}).get("dispatched", [])) or "baseline"
         threads = ", ".join(f"{k}={v}" for k, v in env.get("env", {}).items()) or "-"
         rows.append([c.slug, packages, blas, simd, env.get("cpu", "?"), threads])
     return rows

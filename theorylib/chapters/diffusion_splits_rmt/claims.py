@@ -20,9 +20,9 @@ from theorylib.core.rates import fit_loglog, ols_slope
 from theorylib.core.validation import check_int
 
 from . import theory as _theory
-from .estimators import bin_mean, bin_sum, jackknife, pair_moments, richardson, unbiased_var, whiten
+from .estimators import bin_mean, bin_sum, jackknife, richardson, unbiased_var, whiten
 from .model import FixedDData, IsoData, RateData, SplitRun
-from .model_stats import pair_features, var_features
+from .model_stats import var_features
 
 Theory = ModuleType | SimpleNamespace
 
@@ -162,31 +162,6 @@ def claim_bank(name: str, run_P: SplitRun, run_2P: SplitRun, *, theory: Theory =
     why = (f"total cross-dataset variance over {run_P.bank.shape[0]} random inputs / sum of c(y) tr "
            "Sigma(Sigma+kappa)^-2, Richardson n->2n; SE_inf from delete-one jackknifes at P and 2P, 3.29 SE_inf")
     return _zscore(name, ex, why)
-
-
-def pair_minus_variance(run: SplitRun, *, theory: Theory = _theory) -> tuple[np.ndarray, np.ndarray]:
-    """Delta_k = mean over disjoint pairs of |D1(y_k) - D2(y_k)|^2 - theory.split_pair_disagreement(V_hat(y_k)).
-
-    Datasets (2j, 2j+1) form pair j; V_hat uses all datasets (unbiased). The covariance of Delta is the
-    delete-one-pair jackknife (both estimates share datasets, so it is estimated jointly)."""
-    k, d = run.denoised.shape[1], run.denoised.shape[2]
-
-    def stat(m: np.ndarray, count: int) -> np.ndarray:
-        pair, v = pair_moments(m, count, k, d)
-        out = pair - theory.split_pair_disagreement(v)
-        return out if out.shape[0] > 1 else out[0]
-
-    return jackknife(pair_features(run), stat)
-
-
-def claim_pairs(name: str, run: SplitRun, *, theory: Theory = _theory) -> Claim:
-    """C2 pairs: E|D1 - D2|^2 = 2 V for disjoint splits, jointly over the inputs (whitened chi2_k).
-
-    Details: ``delta`` (pair mean minus the predicted disagreement, per input) and its covariance ``cov``."""
-    delta, cov = pair_minus_variance(run, theory=theory)
-    why = ("mean split-pair disagreement minus 2 V_hat for every input; covariance by a delete-one-pair "
-           "jackknife (shared datasets); whitened chi2 at alpha = 1e-3")
-    return _chi2(name, delta, cov, why).with_details(delta=delta, cov=cov)
 
 
 # --------------------------------------------------------------------------------------------------

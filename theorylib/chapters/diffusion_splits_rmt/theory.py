@@ -239,7 +239,7 @@ def wrong_cov_diag_no_amplification(s: ArrayLike, kap: float, y: ArrayLike, n: i
 
 
 def wrong_cov_diag_amplification_at_sigma2(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> np.ndarray:
-    """WRONG (C2, the referee's): the amplification 1/(1 - df2(sigma^2)/n) at the nominal noise instead of at kappa
+    """WRONG (C2): the amplification 1/(1 - df2(sigma^2)/n) at the nominal noise instead of at kappa
     (sigma^2 = kappa (1 - df1(kappa)/n) recovered from kappa); NaN where 1 - df2(sigma^2)/n <= 0."""
     s = _spectrum(s)
     sigma2 = kap * (1.0 - df1(kap, s) / n)
@@ -262,11 +262,6 @@ def wrong_cov_diag_isotropic_profile(s: ArrayLike, kap: float, y: ArrayLike, n: 
     s = _spectrum(s)
     tot = float(np.sum(predicted_cov_diag(s, kap, y, n)))
     return np.full_like(s, tot / s.size)
-
-
-def wrong_split_pair_disagreement(total_variance: ArrayLike) -> np.ndarray:
-    """WRONG (C2 pairs): two independent splits disagree by V instead of 2V."""
-    return np.asarray(total_variance, dtype=float)
 
 
 def wrong_disagreement_inverse_sqrt_n(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> float:
