@@ -132,7 +132,10 @@ def mc_flip_prob(m: int, q_right: np.ndarray, q_wrong: np.ndarray, chunk: int = 
 
 
 def chain_q(p: np.ndarray) -> np.ndarray:
-    """Q*(j, a) = p_{j,a} V*(j+1) on the stochastic chain (V*(L) = 1)."""
+    """Q*(j, a) = p_{j,a} V*(j+1) on the stochastic chain (V*(L) = 1).
+
+    The model's ``chain_optimal_q`` runs the same recursion to draw the labels; the theory keeps its own copy
+    so that a mutant of the prediction never moves the simulation."""
     Q = np.empty_like(p)
     v = np.ones(p.shape[0])
     for j in range(p.shape[1] - 1, -1, -1):
