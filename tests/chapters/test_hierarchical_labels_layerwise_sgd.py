@@ -293,7 +293,7 @@ def test_no_signal_identities():
     assert model.max_top_correlation(d, level=2) == 0
     assert model.max_top_correlation(d, level=1) == 2**d == theory.wrong_top_correlation_degree2(d)
     w = np.random.default_rng(0).normal(size=model.n_quad_features(d))
-    assert model.exact_no_hint_mse(w, d) == pytest.approx(theory.no_hint_mse(w, d, 0), abs=1e-10)
+    assert model.exact_no_hint_mse(w, d) == pytest.approx(1 + w @ w, abs=1e-10)  # Parseval
 
 
 # ------------------------------------------------------------------ torch network
@@ -521,15 +521,49 @@ def test_c3a_mutation_orthogonality(separation):
     assert not claims.claim_orthogonality("C3a", model.max_top_correlation(d, level=1), d).passed
 
 
-def test_c3b_mutation_parseval(separation):
-    d, steps = DEF["d_exact"], sum(separation.steps)
-    c = claims.claim_parseval("C3b", separation.no_hint_mse, separation.no_hint_w, d, steps)
-    assert c.passed and c.fp
-    assert separation.no_hint_mse >= 1
-    # wrong theory: a quadratic block learns the top label at the Thm A rate
-    bad = variant(theory, no_hint_mse=theory.wrong_no_hint_mse_learned)
-    assert not claims.claim_parseval("C3b", separation.no_hint_mse, separation.no_hint_w, d, steps,
-                                     theory=bad).passed
+@pytest.fixture(scope="module")
+def no_hint(separation):
+    d = DEF["d_exact"]
+    cps = model.no_hint_checkpoints(sum(separation.steps))
+    return model.no_hint_study(d, cps, DEF["R_rate"], rng_for(DEF["seed"], "C3b"))
+
+
+def test_c3b_mutation_no_hint_law(no_hint):
+    assert claims.claim_no_hint_law("C3b", no_hint).passed
+    # wrong theories: the block learns the top label at the Thm A rate; the noise grows without bound
+    for wrong in (theory.wrong_no_hint_mse_learned, theory.wrong_no_hint_mse_linear):
+        bad = variant(theory, no_hint_mse=wrong)
+        assert not claims.claim_no_hint_law("C3b", no_hint, theory=bad).passed
+
+
+def test_no_hint_study_is_the_exact_mse_of_looped_runs():
+    # batched runs == the single-run learner on the same stream; 1 + ||w||^2 == the enumerated MSE
+    d, cps = 4, (1, 3, 7)
+    study = model.no_hint_study(d, cps, 3, np.random.default_rng(5))
+    rng = np.random.default_rng(5)
+    p = model.n_quad_features(d)
+    W = np.zeros((3, p))
+    for t in range(1, 8):
+        X = model.random_signs((3, d), rng)
+        for r in range(3):
+            phi = model.quad_features(X[r : r + 1])[0]
+            W[r] -= (1.0 / p) * (phi @ W[r] - np.prod(X[r])) * phi
+        if t in cps:
+            exact = [model.exact_no_hint_mse(W[r], d) for r in range(3)]
+            np.testing.assert_allclose(study.mse[:, cps.index(t)], exact, rtol=0, atol=1e-12)
+
+
+def test_no_hint_law_recursion_and_checkpoints():
+    d, p = 8, model.n_quad_features(8)
+    # E||w_{t+1}||^2 = (1 - 1/p) E||w_t||^2 + 1/p, so E MSE_{t+1} - 1 = (1 - 1/p)(E MSE_t - 1) + 1/p
+    for t in range(5):
+        lhs = theory.no_hint_mse(d, t + 1) - 1
+        np.testing.assert_allclose(lhs, (1 - 1 / p) * (theory.no_hint_mse(d, t) - 1) + 1 / p, rtol=1e-14)
+    assert theory.no_hint_mse(d, 0) == 1.0
+    assert model.no_hint_checkpoints(1068) == (16, 66, 267, 1068)
+    assert model.no_hint_checkpoints(3) == (1, 3)
+    with pytest.raises(ValueError):
+        model.no_hint_study(d, (3, 2), 2, np.random.default_rng(0))
 
 
 def test_c3c_mutation_union_bound(separation):

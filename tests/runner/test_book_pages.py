@@ -70,3 +70,14 @@ def test_every_part_with_chapters_is_numbered_and_the_back_matter_is_not():
         else:
             assert not part.get("numbered"), part["caption"]
     assert parts[-1]["caption"] == "Back matter"
+
+
+def test_the_verification_page_lists_blas_libraries_in_a_fixed_order():
+    # threadpoolctl reports numpy's and scipy's OpenBLAS in the order they were loaded
+    from theorylib.runner.verification import blas_text
+
+    a = {"internal_api": "openblas", "version": "0.3.31", "architecture": "SkylakeX"}
+    b = {"internal_api": "openblas", "version": "0.3.30", "architecture": "SkylakeX"}
+    omp = {"internal_api": "openmp", "version": None}
+    assert blas_text({"blas": [a, omp, b]}) == blas_text({"blas": [b, a]})
+    assert blas_text({"blas": [a, b]}) == "openblas 0.3.30 (SkylakeX); openblas 0.3.31 (SkylakeX)"

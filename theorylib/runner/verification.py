@@ -44,9 +44,10 @@ def made_on(nb_path: Any) -> dict[str, Any]:
 
 
 def blas_text(env: dict[str, Any]) -> str:
-    """The BLAS libraries of a ``made_on`` record with their versions and kernels, e.g. 'openblas 0.3.30 (Haswell)'."""
-    return "; ".join(f"{b.get('internal_api')} {b.get('version')} ({b.get('architecture', '?')})"
-                     for b in env.get("blas", []) if b.get("internal_api") in ("openblas", "mkl", "blis"))
+    """The BLAS libraries of a ``made_on`` record with their versions and kernels, e.g. 'openblas 0.3.30 (Haswell)',
+    sorted (threadpoolctl lists them in the order numpy and scipy happened to load them)."""
+    return "; ".join(sorted(f"{b.get('internal_api')} {b.get('version')} ({b.get('architecture', '?')})"
+                            for b in env.get("blas", []) if b.get("internal_api") in ("openblas", "mkl", "blis")))
 
 
 def provenance_rows(chapters: Sequence[BookChapter] | None = None) -> list[list[str]]:

@@ -29,6 +29,7 @@ from theorylib.core.claims import (
 from theorylib.core.validation import check_positive_int
 
 from . import theory as _theory
+from .model import NoHintStudy
 from .model_sgd import LawCell, RateStudy
 
 Theory = ModuleType | SimpleNamespace
@@ -116,15 +117,16 @@ def claim_orthogonality(name: str, max_corr: int, d: int, *, theory: Theory = _t
                        "integer sums over all 2^d inputs: an exact identity")
 
 
-PARSEVAL_TOL = 1e-10  # float64 rounding allowance of C3b (the errors are about 1e-15)
-
-
-def claim_parseval(name: str, mse: float, w: np.ndarray, d: int, steps: int, *,
-                   theory: Theory = _theory) -> Claim:
-    """Thm C: the exact no-hint MSE equals theory.no_hint_mse(w, d, steps) = 1 + ||w||^2 (Parseval) to a
-    float64 rounding allowance (fp: the table shows the bound met)."""
-    why = "Parseval on the enumerated cube; tolerance = float64 rounding over 2^d terms (errors ~1e-15)"
-    return check_absolute(name, mse, theory.no_hint_mse(w, d, steps), PARSEVAL_TOL, why, fp=True)
+def claim_no_hint_law(name: str, study: NoHintStudy, *, theory: Theory = _theory) -> Claim:
+    """Thm C (no-hint recursion): at every checkpoint t the mean exact MSE of the R runs equals
+    theory.no_hint_mse(d, t) = 2 - (1 - 1/p)^t within z_{1 - alpha/(2k)} Monte-Carlo SE (two-sided,
+    Bonferroni over the k checkpoints). Details: ``z`` per checkpoint and ``predicted``."""
+    pred = np.array([theory.no_hint_mse(study.d, t) for t in study.checkpoints])
+    z = np.abs(study.mean - pred) / study.se
+    crit = z_critical(DEFAULT_ALPHA / z.size)
+    why = (f"mean of R independent runs, SE from their spread; max |z| over the {z.size} checkpoints "
+           f"(one set of runs) <= z at alpha = 1e-3 / {z.size} two-sided (Bonferroni)")
+    return check_upper(name, float(np.max(z)), crit, why).with_details(z=z, predicted=pred)
 
 
 def claim_union_bound(name: str, top_error: float, mse: np.ndarray, *, theory: Theory = _theory) -> Claim:

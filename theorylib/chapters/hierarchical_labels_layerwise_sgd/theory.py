@@ -10,7 +10,7 @@ level through its ``p = 1 + m + m(m-1)/2`` degree-<=2 monomials.
 * **Theorem B** (composition with rounding): the per-block budget :func:`stack_steps` and the union
   bound :func:`union_bound`.
 * **Theorem C** (no signal without hints): :func:`top_feature_correlation` (0) and
-  :func:`no_hint_mse` (``1 + ||w||^2``, Parseval).
+  :func:`no_hint_mse` (``2 - (1 - 1/p)^t``, Parseval and the no-hint recursion).
 * **C4** (the residual network, not proved here): :func:`layerwise_top_accuracy` (the hierarchy is
   learned) and :func:`baseline_top_accuracy` (chance without hints).
 
@@ -195,17 +195,25 @@ def wrong_top_correlation_degree2(d: int) -> int:
     return 2**d
 
 
-def no_hint_mse(w: np.ndarray, d: int, steps: int) -> float:
-    """Thm C (Parseval): the exact MSE of the quadratic readout w of x on the top label is 1 + ||w||^2."""
-    w = np.asarray(w, dtype=float)
-    return 1.0 + float(w @ w)
+def no_hint_mse(d: int, steps: int) -> float:
+    """Thm C with the no-hint recursion: online SGD of the quadratic readout of x on the top label from w = 0,
+    B = 1, eta = 1/p, has E||w_t||^2 = 1 - (1 - 1/p)^t, so its expected exact MSE (Parseval) is
+    E MSE_t = 1 + E||w_t||^2 = 2 - (1 - 1/p)^t."""
+    p = n_features(d)
+    return 2.0 - (1.0 - 1.0 / p) ** check_int("steps", steps, low=0)
 
 
-def wrong_no_hint_mse_learned(w: np.ndarray, d: int, steps: int) -> float:
+def wrong_no_hint_mse_learned(d: int, steps: int) -> float:
     """Wrong theory: a quadratic block learns the top label directly at the rate of Thm A (B = 1, eta = 1/p),
     error rho^steps."""
     p = n_features(d)
     return sgd_contraction(1.0 / p, 1, p) ** check_int("steps", steps, low=0)
+
+
+def wrong_no_hint_mse_linear(d: int, steps: int) -> float:
+    """Wrong theory: the noise SGD picks up without signal accumulates without bound, E||w_t||^2 = t/p
+    (the recursion without its contraction term -||w_t||^2/p)."""
+    return 1.0 + check_int("steps", steps, low=0) / n_features(d)
 
 
 # ---------------------------------------------------------------------------------------------
