@@ -3,6 +3,7 @@
 import ast
 import itertools
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -148,7 +149,7 @@ def test_no_feedback_bound_and_simulator_agree():
         M = games.simulate_no_feedback(fam, g, T, stream)
         for k in (0, 2):
             npt.assert_array_equal(M[k], games.simulate(fam, type(g)(), k, T, stream).mistakes)
-        assert M[:, -1].max() >= theory.no_feedback_envelope(inc, T)[0]
+        assert M[:, -1].max() >= _sharp_lower(inc, T)
 
 
 def test_adversary_forces_tau_minus_one_and_replays():
@@ -185,8 +186,92 @@ def test_lie_theory_values():
     assert all(theory.early_lie_value(i, e) < theory.lie_bound(i, e) for i in range(3, 8) for e in range(1, 4))
 
 
-def test_envelope_kappa_default_grid():
-    npt.assert_allclose(tolerances.envelope_kappa(2.0 ** np.arange(6, 15)), 1 / (6 * math.log(2)), rtol=1e-12)
+# ---------------------------------------------------------------- unit tests: tau*, the LP generator, beta
+
+
+def _sharp_lower(inc, T):
+    """ceil(T (1 - 1/tau*)), the lower bound of the sharp-rate proposition."""
+    return math.ceil(T * theory.no_feedback_rate(inc))
+
+
+def test_max_degree():
+    inc = families.structured("intervals", 9, 3)
+    assert theory.max_degree(inc) == 3 and theory.max_degree(families.disjoint_family(4)) == 1
+    assert theory.max_degree(families.structured("k-subsets", 5, 2)) == 4
+
+
+@pytest.mark.parametrize("kind,n,k,expected", [
+    ("disjoint", 4, None, Fraction(4)), ("k-subsets", 5, 2, Fraction(5, 2)), ("k-subsets", 6, 4, Fraction(3, 2)),
+    ("intervals", 9, 3, Fraction(3)), ("cyclic-intervals", 5, 2, Fraction(5, 2)), ("greedy-trap", 3, None, Fraction(2)),
+])
+def test_fractional_transversal_closed_forms(kind, n, k, expected):
+    """tau* = n/k on k-uniform regular families (weights 1/k, matching 1/Delta); intervals are totally unimodular."""
+    inc = families.structured(kind, n, k)
+    assert theory.fractional_transversal(inc) == expected
+
+
+def test_fractional_transversal_sandwich_and_certificate():
+    """m/Delta <= tau* <= tau, p* a probability vector with p*(A_i) >= 1/tau*, and min_i p*(A_i) = 1/tau*."""
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        inc = model.random_family(rng, int(rng.integers(3, 10)), int(rng.integers(2, 11)), 0.4)
+        ts, p = theory.fractional_transversal(inc), theory.lp_frequencies(inc)
+        assert Fraction(inc.shape[0], theory.max_degree(inc)) <= ts <= theory.tau(inc)
+        assert sum(p) == 1 and min(p) >= 0
+        hits = [sum(p[f] for f in np.flatnonzero(row)) for row in inc]
+        assert min(hits) == 1 / ts
+        assert theory.no_feedback_rate(inc) == 1 - 1 / ts
+        D = theory.exact_period(inc)
+        assert all((D * q).denominator == 1 for q in p)
+
+
+def test_game_frequencies_are_optimal():
+    """The model's own LP (the max-min game) reaches the same value 1/tau* as the theory's certified LP."""
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        inc = model.random_family(rng, int(rng.integers(3, 10)), int(rng.integers(2, 11)), 0.4)
+        w = gens.game_frequencies(inc)
+        assert sum(w) == 1 and min(w) >= 0
+        assert min(sum(w[f] for f in np.flatnonzero(row)) for row in inc) == 1 / theory.fractional_transversal(inc)
+
+
+def test_lp_generator_counts_track_frequencies():
+    """Largest-deficit rule: c_f(T) >= T p_f - (1 - 1/s) at every T (the lemma behind beta), exact."""
+    inc = families.structured("k-subsets", 5, 2)
+    fam = gens.TypeFamily(inc)
+    g = gens.LPFrequencyGen()
+    g.reset(fam)
+    s = sum(1 for q in g.weights if q > 0)
+    for t in range(1, 400):
+        g.step((0, 10**6 + t))
+        assert all(g.out[f] - t * g.weights[f] <= 1 - Fraction(1, s) for f in range(5))
+        assert sum(g.out) == t
+
+
+def test_excess_constant_values_and_bad_input():
+    inc = families.structured("k-subsets", 4, 2)
+    p = (Fraction(1, 4),) * 4
+    assert tolerances.excess_constant(inc, p) == Fraction(3, 4) * 2
+    assert tolerances.upper_end(Fraction(1, 2), 7, Fraction(3, 2)) == 5
+    with pytest.raises(ValueError, match="one weight per type"):
+        tolerances.excess_constant(inc, p[:3])
+    with pytest.raises(ValueError, match="sum to 1"):
+        tolerances.excess_constant(inc, (Fraction(1, 2),) * 4)
+
+
+def test_lp_generator_within_beta_on_random_families():
+    """Prop. (sharp rate) (i)-(ii) through the simulator: ceil(T r) <= M_LP(T) <= floor(T r + beta)."""
+    rng = np.random.default_rng(11)
+    for _ in range(15):
+        inc = model.random_family(rng, int(rng.integers(3, 8)), int(rng.integers(2, 9)), 0.4)
+        if model.has_common_type(inc):
+            continue
+        fam, T = gens.TypeFamily(inc), 120
+        g = gens.LPFrequencyGen()
+        M = games.simulate_no_feedback(fam, g, T, games.uninformative_stream(inc.shape[1], T)).max(axis=0)
+        r, beta = theory.no_feedback_rate(inc), tolerances.excess_constant(inc, g.weights)
+        for t in range(1, T + 1):
+            assert math.ceil(t * r) <= M[t - 1] <= tolerances.upper_end(r, t, beta)
 
 
 # ---------------------------------------------------------------- unit tests: the exact no-feedback minimax
@@ -243,8 +328,8 @@ def test_optimal_counts_attain_the_minimax_in_the_simulator(kind, n, k):
 
 
 def test_no_feedback_minimax_sandwich_and_tightness():
-    """Prop. (exact no-feedback minimax): the lower end of (ii) everywhere, the upper end
-    ceil(T (tau-1)/tau) everywhere, equality (iii) on regular families where (T mod n) k < n."""
+    """Prop. (no-feedback minimax): the averaging bound ceil(T(m-Delta)/m) everywhere, the transversal-cycling
+    value ceil(T (tau-1)/tau) above it, equality on regular families where (T mod n) k < n."""
     rng = np.random.default_rng(17)
     incs = [families.structured(*spec) for spec in families.REGULAR_SMALL]
     incs += [inc for inc in (model.random_family(rng, int(rng.integers(3, 6)), int(rng.integers(2, 8)), 0.4)
@@ -253,7 +338,8 @@ def test_no_feedback_minimax_sandwich_and_tightness():
         n, tau = inc.shape[1], theory.tau(inc)
         V = model.no_feedback_minimax(inc, 3 * n)
         for T in range(1, 3 * n + 1):
-            assert theory.no_feedback_envelope(inc, T)[0] <= V[T] <= -(-T * (tau - 1) // tau)
+            m, dl = inc.shape[0], theory.max_degree(inc)
+            assert -(-T * (m - dl) // m) <= _sharp_lower(inc, T) <= V[T] <= -(-T * (tau - 1) // tau)
     for kind, n, k in families.REGULAR_SMALL:
         inc = families.structured(kind, n, k)
         kk = int(inc.sum(axis=1)[0])
@@ -262,7 +348,7 @@ def test_no_feedback_minimax_sandwich_and_tightness():
         V = model.no_feedback_minimax(inc, 3 * n)
         for T in range(1, 3 * n + 1):
             if (T % n) * kk < n:
-                assert V[T] == theory.no_feedback_envelope(inc, T)[0] == T - kk * (T // n)
+                assert V[T] == _sharp_lower(inc, T) == T - kk * (T // n)
 
 
 def test_cyclic_intervals():
@@ -271,12 +357,9 @@ def test_cyclic_intervals():
     assert theory.tau(inc) == 3
 
 
-def test_exact_slope_and_loglog_slope():
+def test_exact_slope():
     assert model.exact_slope([1, 2, 3], [0, 1, 2]) == 1
     assert model.exact_slope([1, 2, 3], [5, 5, 5]) == 0
-    Ts = [2 ** j for j in range(6, 12)]
-    npt.assert_allclose(model.loglog_slope(Ts, [3 * t for t in Ts]), 1.0, rtol=1e-12)
-    assert math.isnan(model.loglog_slope(Ts, [0] + Ts[1:]))
 
 
 # ---------------------------------------------------------------- bad input
@@ -305,8 +388,7 @@ def test_exact_slope_and_loglog_slope():
     (lambda: model.no_feedback_minimax(np.ones((2, 8), dtype=bool), 3), "at most 7 types"),
     (lambda: model.count_vectors(2, 1001), "S <= 1000"),
     (lambda: families.cyclic_interval_family(4, 4), r"k = 4 must be an integer in \[1, 3\]"),
-    (lambda: claims.claim_no_feedback_tight("C3e", model.ExactNoFeedbackResult(
-        ["x"], [families.interval_family(5, 2)], [True], [np.zeros(15, dtype=np.int64)])), "Delta-regular"),
+    (lambda: theory.fractional_transversal(np.zeros((2, 2), dtype=bool)), "empty"),
 ])
 def test_bad_input(call, msg):
     with pytest.raises(ValueError, match=msg):
@@ -408,48 +490,34 @@ def test_mutation_c2d():
     assert model.exact_slope(list(range(1, D["n_countable"] + 1)), M.tolist()) == 1
 
 
-def test_mutation_c3a(res3):
-    c = claims.claim_no_feedback_envelope("C3a", res3)
-    assert c.passed and c.details["slack"] >= 0
-    wrong = variant(theory, no_feedback_envelope=theory.wrong_no_feedback_envelope)
-    assert not claims.claim_no_feedback_envelope("C3a", res3, theory=wrong).passed
+@pytest.mark.parametrize("wrong", ["wrong_no_feedback_rate_degree", "wrong_no_feedback_rate_tau",
+                                   "wrong_no_feedback_rate_zero"])
+def test_mutation_c3a(res3, wrong):
+    """Two-sided: the averaging rate (too weak) fails the upper side, 1 - 1/tau (too strong) the lower side."""
+    c = claims.claim_sharp_rate("C3a", res3)
+    assert c.passed and 0 <= c.details["min_gap"] and c.details["max_gap"] <= c.details["max_room"]
+    bad = variant(theory, no_feedback_rate=getattr(theory, wrong))
+    assert not claims.claim_sharp_rate("C3a", res3, theory=bad).passed
 
 
-def test_mutation_c3a_has_no_power_against_a_stronger_bound(res3):
-    """Why C3d-e exist: the false, stronger bound ceil(T(tau-1)/tau) passes C3a (the zoo sits far above)."""
-    wrong = variant(theory, no_feedback_envelope=theory.wrong_no_feedback_envelope_tau)
-    assert claims.claim_no_feedback_envelope("C3a", res3, theory=wrong).passed
+@pytest.mark.parametrize("wrong", ["wrong_no_feedback_rate_degree", "wrong_no_feedback_rate_tau",
+                                   "wrong_no_feedback_rate_zero"])
+def test_mutation_c3b(res3x, wrong):
+    c = claims.claim_no_feedback_minimax("C3b", res3x)
+    assert c.passed and c.details["max_gap"] <= 1 and c.details["n_points"] > 1000
+    bad = variant(theory, no_feedback_rate=getattr(theory, wrong))
+    assert not claims.claim_no_feedback_minimax("C3b", res3x, theory=bad).passed
 
 
-def test_mutation_c3d(res3x):
-    c = claims.claim_no_feedback_minimax("C3d", res3x)
-    assert c.passed and c.details["slack"] == 0
-    wrong = variant(theory, no_feedback_envelope=theory.wrong_no_feedback_envelope_tau)  # false, stronger bound
-    assert not claims.claim_no_feedback_minimax("C3d", res3x, theory=wrong).passed
-
-
-@pytest.mark.parametrize("wrong", ["wrong_no_feedback_envelope_tau", "weaker"])
-def test_mutation_c3e(res3x, wrong):
-    c = claims.claim_no_feedback_tight("C3e", res3x)
+@pytest.mark.parametrize("wrong", ["wrong_no_feedback_rate_degree", "wrong_no_feedback_rate_tau", "period"])
+def test_mutation_c3c(res3x, wrong):
+    c = claims.claim_no_feedback_exact("C3c", res3x)
     assert c.passed and c.predicted >= 100
-    if wrong == "weaker":  # a true but weaker bound, ceil(T(m - Delta)/(2m)), is rejected too
-        def fn(inc, T):
-            return -(-T * (inc.shape[0] - theory.max_degree(inc)) // (2 * inc.shape[0])), T
+    if wrong == "period":  # equality claimed at every T, not only at multiples of the period
+        bad = variant(theory, exact_period=lambda inc: 1)
     else:
-        fn = getattr(theory, wrong)
-    assert not claims.claim_no_feedback_tight("C3e", res3x, theory=variant(theory, no_feedback_envelope=fn)).passed
-
-
-def test_mutation_c3b(res3):
-    assert claims.claim_no_feedback_slope("C3b", res3).passed
-    wrong = variant(theory, no_feedback_slope=theory.wrong_no_feedback_slope)
-    assert not claims.claim_no_feedback_slope("C3b", res3, theory=wrong).passed
-
-
-def test_mutation_c3c(res3):
-    assert claims.claim_feedback_constant("C3c", res3).passed
-    wrong = variant(theory, feedback_envelope=theory.wrong_feedback_envelope)
-    assert not claims.claim_feedback_constant("C3c", res3, theory=wrong).passed
+        bad = variant(theory, no_feedback_rate=getattr(theory, wrong))
+    assert not claims.claim_no_feedback_exact("C3c", res3x, theory=bad).passed
 
 
 @pytest.mark.parametrize("wrong", ["wrong_lie_bound_without_ell", "wrong_lie_bound_without_indicator"])

@@ -29,8 +29,8 @@ CHAPTER = Chapter(
     },
     proves=(
         'A generator that learns only from mistake feedback makes τ − 1 mistakes in the worst case, τ a '
-        'hitting-set number of the family; lower bounds without feedback and tight bounds with lying '
-        'feedback'
+        'hitting-set number of the family; without feedback the best worst case grows as T(1 − 1/τ*), τ* '
+        'the fractional transversal number (LP duality); tight bounds with lying feedback'
     ),
     checks=(
         'exactly, by a version-space dynamic program and an exhaustive hitting-set search, on random and '

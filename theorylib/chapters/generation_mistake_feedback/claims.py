@@ -8,6 +8,7 @@ a count of violations, or an extreme slack of integer mistake counts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from types import ModuleType, SimpleNamespace
 
@@ -94,88 +95,66 @@ def claim_countable(name: str, M: Sequence[int], *, theory: Theory = _theory) ->
 # ----------------------------------------------------------------------------------------------
 
 
-def claim_no_feedback_envelope(name: str, res: NoFeedbackResult, *, theory: Theory = _theory) -> Claim:
-    """Violations of ``theory.no_feedback_envelope`` at every (instance, generator, T); must be 0.
+def claim_sharp_rate(name: str, res: NoFeedbackResult, *, theory: Theory = _theory) -> Claim:
+    """Violations of the two-sided sharp-rate statement at every (instance, T); must be 0.
 
-    Details: ``slack``, the smallest margin of a measured count above the envelope's lower end."""
-    bad, slack = 0, None
-    for inst, M in zip(res.instances, res.nofb, strict=True):
+    With ``r = theory.no_feedback_rate(inc)``: every generator (the zoo and the LP-frequency
+    generator) has ``M(T) >= ceil(T r)``, and the LP-frequency generator has
+    ``M(T) <= floor(T r + beta)``, ``beta`` the proved excess constant of the frequencies it used
+    (:func:`.tolerances.excess_constant`). Details: ``max_gap``, the largest ``M_LP(T) - ceil(T r)``,
+    ``max_room``, the largest ``floor(T r + beta) - ceil(T r)``, and ``zoo_slack``, the least margin of
+    a zoo generator above ``ceil(T r)``."""
+    bad, gaps, rooms, slacks = 0, [], [], []
+    for inst, M, M_lp, w in zip(res.instances, res.nofb, res.lp, res.lp_weights, strict=True):
+        r = theory.no_feedback_rate(inst.inc)
+        beta = tolerances.excess_constant(inst.inc, w)
         for j, T in enumerate(res.Ts):
-            lo, hi = theory.no_feedback_envelope(inst.inc, int(T))
-            bad += int(np.sum((M[:, j] < lo) | (M[:, j] > hi)))
-            s = int(M[:, j].min()) - lo
-            slack = s if slack is None else min(slack, s)
-    return check_exact(name, bad, 0, "exact integer bound at every (instance, generator, T)").with_details(
-        slack=slack)
-
-
-def claim_no_feedback_slope(name: str, res: NoFeedbackResult, *, theory: Theory = _theory) -> Claim:
-    """max over (instance, generator) of ``|slope - theory.no_feedback_slope()| / theory.slope_half_width``.
-
-    Must be <= 1. The half-width is the claim's tolerance (:func:`.tolerances.slope_half_width`, the
-    proved slope envelope). Details: the fitted ``slopes`` and envelope half-widths ``half``,
-    flattened over (instance, generator)."""
-    slopes, half = [], []
-    for inst, s in zip(res.instances, res.slopes, strict=True):
-        slopes.extend(float(v) for v in s)
-        half.extend([tolerances.slope_half_width(res.Ts.tolist(), inst.inc)] * len(s))
-    slopes_a, half_a = np.array(slopes), np.array(half)
-    worst = float(np.max(np.abs(slopes_a - theory.no_feedback_slope()) / half_a))
-    return check_upper(name, worst, 1.0,
-                       "deterministic envelope 1 +- kappa log(m/(m-Delta)) implied by the proved bounds"
-                       ).with_details(slopes=slopes_a, half=half_a)
-
-
-def claim_feedback_constant(name: str, res: NoFeedbackResult, *, theory: Theory = _theory) -> Claim:
-    """Violations of ``theory.feedback_envelope`` by the hitting-set generator at every (instance, T); must be 0."""
-    bad = 0
-    for inst, M in zip(res.instances, res.fb, strict=True):
-        for j, T in enumerate(res.Ts):
-            lo, hi = theory.feedback_envelope(inst.inc, int(T))
-            bad += int(not lo <= M[j] <= hi)
-    return check_exact(name, bad, 0, "exact integer counts at every (instance, T)")
-
-
-def _tight_points(inc: np.ndarray, n_T: int) -> np.ndarray:
-    """The horizons ``T = 1..n_T`` at which part (iii) of the exact no-feedback minimax proposition asserts
-    that the lower bound is attained on a k-uniform, Delta-regular family: ``(T mod n) k < n``."""
-    k_row, deg = inc.sum(axis=1), inc.sum(axis=0)
-    if np.any(k_row != k_row[0]) or np.any(deg != deg[0]):
-        raise ValueError("the tightness statement needs a k-uniform, Delta-regular family")
-    n, k = inc.shape[1], int(k_row[0])
-    T = np.arange(1, n_T + 1)
-    return (T % n) * k < n
+            lo, hi = math.ceil(int(T) * r), tolerances.upper_end(r, int(T), beta)
+            bad += int(np.sum(M[:, j] < lo)) + int(not lo <= M_lp[j] <= hi)
+            gaps.append(int(M_lp[j]) - lo)
+            rooms.append(hi - lo)
+            slacks.append(int(M[:, j].min()) - lo)
+    return check_exact(name, bad, 0, "exact integers: proved lower bound for every generator, proved upper "
+                       "bound (excess constant beta) for the LP-frequency generator, every (instance, T)"
+                       ).with_details(max_gap=max(gaps), min_gap=min(gaps), max_room=max(rooms),
+                                      zoo_slack=min(slacks))
 
 
 def claim_no_feedback_minimax(name: str, res: ExactNoFeedbackResult, *, theory: Theory = _theory) -> Claim:
-    """Violations of ``V(T) >= theory.no_feedback_envelope(inc, T)[0]`` at every (family, T); must be 0.
+    """Violations of ``ceil(T r) <= V(T) <= floor(T r + beta*)`` at every (family, T) with ``T`` not a
+    multiple of ``theory.exact_period(inc)``; must be 0.
 
-    ``V(T)`` is the exact minimax over all no-feedback generators (exhaustive search), so this tests
-    the bound for every generator, not only for a zoo. Details: ``slack`` (the least ``V - bound``)
-    and ``n_points``."""
-    bad, slack, points = 0, None, 0
+    ``V(T)`` is the exact minimax over all no-feedback generators (exhaustive search), ``r =
+    theory.no_feedback_rate(inc)`` and ``beta*`` the excess constant of ``theory.lp_frequencies(inc)``
+    (the LP-frequency generator with those frequencies is one of the generators ``V`` minimizes
+    over). The multiples of the period are left to :func:`claim_no_feedback_exact`, whose equality is
+    stronger there, so that no point is checked twice. Details: ``n_points``, ``max_gap`` (the
+    largest ``V - ceil(T r)``) and ``n_positive`` (the points with ``V > ceil(T r)``)."""
+    bad, points, gaps = 0, 0, []
     for inc, V in zip(res.incs, res.V, strict=True):
+        r, D = theory.no_feedback_rate(inc), theory.exact_period(inc)
+        beta = tolerances.excess_constant(inc, theory.lp_frequencies(inc))
         for j, v in enumerate(V):
-            lo = theory.no_feedback_envelope(inc, j + 1)[0]
-            bad += int(v < lo)
-            slack = int(v) - lo if slack is None else min(slack, int(v) - lo)
+            if (j + 1) % D == 0:
+                continue
+            lo, hi = math.ceil((j + 1) * r), tolerances.upper_end(r, j + 1, beta)
+            bad += int(not lo <= v <= hi)
+            gaps.append(int(v) - lo)
             points += 1
-    return check_exact(name, bad, 0, "exact integers: exhaustive minimax over every generator, every T").with_details(
-        slack=slack, n_points=points)
+    return check_exact(name, bad, 0, "exact integers: exhaustive minimax over every generator, every T off the "
+                       "period").with_details(n_points=points, max_gap=max(gaps), n_positive=sum(g > 0 for g in gaps))
 
 
-def claim_no_feedback_tight(name: str, res: ExactNoFeedbackResult, *, theory: Theory = _theory) -> Claim:
-    """The number of (regular family, ``T``) with ``(T mod n) k < n`` where the exact minimax ``V(T)``
-    equals ``theory.no_feedback_envelope(inc, T)[0]``, against their number."""
+def claim_no_feedback_exact(name: str, res: ExactNoFeedbackResult, *, theory: Theory = _theory) -> Claim:
+    """The number of (family, ``T``) with ``T`` a multiple of ``theory.exact_period(inc)`` at which the exact
+    minimax ``V(T)`` equals ``T theory.no_feedback_rate(inc)``, against their number."""
     hits = total = 0
-    for inc, V, regular in zip(res.incs, res.V, res.regular, strict=True):
-        if not regular:
-            continue
-        for j in np.flatnonzero(_tight_points(inc, len(V))):
+    for inc, V in zip(res.incs, res.V, strict=True):
+        r, D = theory.no_feedback_rate(inc), theory.exact_period(inc)
+        for T in range(D, len(V) + 1, D):
             total += 1
-            hits += int(V[j] == theory.no_feedback_envelope(inc, int(j) + 1)[0])
-    return check_exact(name, hits, total, "exact integers: on regular families the no-feedback lower bound is "
-                       "attained at every such point")
+            hits += int(V[T - 1] == T * r)
+    return check_exact(name, hits, total, "exact integers: V(T) = T (1 - 1/tau*) wherever T p* is integral")
 
 
 # ----------------------------------------------------------------------------------------------

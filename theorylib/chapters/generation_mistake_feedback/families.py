@@ -35,7 +35,7 @@ LARGE_STRUCTURED: tuple[tuple[str, int, int | None], ...] = tuple(
     + [("intervals", 20, k) for k in (1, 2, 3, 5)]
 )
 # The k-uniform, Delta-regular families (every language has k types, every type lies in Delta
-# languages) on at most 6 types without a common type: the exact no-feedback minimax of C3d-e.
+# languages) on at most 6 types without a common type: the exact no-feedback minimax of C3b-c.
 REGULAR_SMALL: tuple[tuple[str, int, int | None], ...] = tuple(
     [("disjoint", n, None) for n in range(2, 7)]
     + [("k-subsets", n, k) for n in range(4, 7) for k in range(2, n)]
@@ -75,6 +75,12 @@ def check_inc(inc: np.ndarray) -> np.ndarray:
     if empty.size:
         raise ValueError(f"language row {int(empty[0])} is empty: every language needs a type")
     return inc
+
+
+def max_degree(inc: np.ndarray) -> int:
+    """``Delta = max_f #{i : f in A_i}``, the largest number of languages sharing a type; ``Delta = m`` iff
+    some type is common to all languages (``tau = 1``)."""
+    return int(check_inc(inc).sum(axis=0).max())
 
 
 def popcount(x: np.ndarray) -> np.ndarray:

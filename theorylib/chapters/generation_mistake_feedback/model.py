@@ -14,7 +14,6 @@ take an explicit ``rng``.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -45,7 +44,15 @@ from .model_games import (
     worst_case_mistakes,
     worst_lie_schedule,
 )
-from .model_generators import CountableDisjoint, HittingSetGen, IndexOrderGen, TypeFamily, feedback_zoo, no_feedback_zoo
+from .model_generators import (
+    CountableDisjoint,
+    HittingSetGen,
+    IndexOrderGen,
+    LPFrequencyGen,
+    TypeFamily,
+    feedback_zoo,
+    no_feedback_zoo,
+)
 
 MAX_LANGS_DP = 20
 MAX_TYPES_EXACT = 7  # the exhaustive no-feedback search enumerates C(T_max + n, n) count vectors
@@ -177,21 +184,6 @@ def exact_slope(x: Sequence[int], y: Sequence[int]) -> Fraction:
     return sum((Fraction(a) - xb) * (Fraction(b) - yb) for a, b in zip(x, y, strict=True)) / sxx
 
 
-def loglog_slope(Ts: Sequence[int], M: Sequence[int]) -> float:
-    """Least-squares slope of ``log M`` on ``log T`` (NaN if some ``M <= 0``).
-
-    Scalar logarithms and correctly rounded sums (``math.fsum``): no BLAS or SIMD path, the same
-    value on every machine.
-    """
-    if any(int(v) <= 0 for v in M):
-        return math.nan
-    x = [math.log(float(t)) for t in Ts]
-    y = [math.log(float(v)) for v in M]
-    xb, yb = math.fsum(x) / len(x), math.fsum(y) / len(y)
-    return (math.fsum((a - xb) * (b - yb) for a, b in zip(x, y, strict=True))
-            / math.fsum((a - xb) ** 2 for a in x))
-
-
 # ----------------------------------------------------------------------------------------------
 # C2: the feedback zoo against every target and against the adaptive adversary
 # ----------------------------------------------------------------------------------------------
@@ -250,13 +242,15 @@ def run_countable(n_countable: int, collection=None) -> np.ndarray:
 
 @dataclass
 class NoFeedbackResult:
-    """C3: per instance, worst-case mistakes of each no-feedback generator on the T grid (and their
-    log-log slopes), and of the feedback (hitting-set) generator."""
+    """C3: per instance, worst-case mistakes on the T grid of each no-feedback generator of the zoo,
+    of the LP-frequency generator (with the frequencies it used), and of the feedback (hitting-set)
+    generator."""
 
     names: list[str]
     Ts: np.ndarray
-    nofb: list[np.ndarray]  # per instance, (n_generators, len(Ts)) max_K M_K(T)
-    slopes: list[np.ndarray]  # per instance, (n_generators,) least-squares log-log slopes of nofb
+    nofb: list[np.ndarray]  # per instance, (n_generators, len(Ts)) max_K M_K(T) of the zoo
+    lp: list[np.ndarray]  # per instance, (len(Ts),) max_K M_K(T) of the LP-frequency generator
+    lp_weights: list[tuple[Fraction, ...]]  # per instance, the frequencies the LP generator used
     fb: list[np.ndarray]  # per instance, (len(Ts),) max_K M_K(T) of the hitting-set generator
     instances: list[Instance]
 
@@ -269,11 +263,12 @@ def c3_instances(random_inst: Sequence[Instance], n_c3: int) -> list[Instance]:
 
 
 def run_no_feedback(instances: Sequence[Instance], T_max_pow: int) -> NoFeedbackResult:
-    """Every no-feedback generator and the hitting-set generator on ``T = 2^6 .. 2^T_max_pow``."""
+    """The no-feedback zoo, the LP-frequency generator and the hitting-set generator on
+    ``T = 2^6 .. 2^T_max_pow``."""
     T_max_pow = check_int("T_max_pow", T_max_pow, low=7, high=30)
     Ts = 2 ** np.arange(6, T_max_pow + 1)
     T = int(Ts[-1])
-    nofb, slopes, fb = [], [], []
+    nofb, lp, weights, fb = [], [], [], []
     names: list[str] = []
     for inst in instances:
         if has_common_type(inst.inc):
@@ -282,15 +277,16 @@ def run_no_feedback(instances: Sequence[Instance], T_max_pow: int) -> NoFeedback
         stream = uninformative_stream(fam.n_types, T)
         zoo = no_feedback_zoo()
         names = [g.name for g in zoo]
-        M = np.stack([simulate_no_feedback(fam, g, T, stream).max(axis=0)[Ts - 1] for g in zoo])
-        nofb.append(M)
-        slopes.append(np.array([loglog_slope(Ts.tolist(), row.tolist()) for row in M]))
+        nofb.append(np.stack([simulate_no_feedback(fam, g, T, stream).max(axis=0)[Ts - 1] for g in zoo]))
+        gen = LPFrequencyGen()
+        lp.append(simulate_no_feedback(fam, gen, T, stream).max(axis=0)[Ts - 1])
+        weights.append(gen.weights)
         fb.append(worst_case_mistakes(fam, HittingSetGen(), T).max(axis=0)[Ts - 1])
-    return NoFeedbackResult(names, Ts, nofb, slopes, fb, list(instances))
+    return NoFeedbackResult(names, Ts, nofb, lp, weights, fb, list(instances))
 
 
 # ----------------------------------------------------------------------------------------------
-# C3d-e: the exact no-feedback minimax, by exhaustive search over all generators
+# C3b-c: the exact no-feedback minimax, by exhaustive search over all generators
 # ----------------------------------------------------------------------------------------------
 
 
@@ -354,7 +350,7 @@ def no_feedback_optimal_counts(inc: np.ndarray, T: int) -> np.ndarray:
 
 @dataclass
 class ExactNoFeedbackResult:
-    """C3d-e: per family, its name, incidence matrix, whether it is regular, and ``V(T)`` for
+    """C3b-c: per family, its name, incidence matrix, whether it is regular, and ``V(T)`` for
     ``T = 1..3 n`` (entry ``T - 1``; ``n`` its number of types)."""
 
     names: list[str]
@@ -366,12 +362,12 @@ class ExactNoFeedbackResult:
 def run_no_feedback_exact(random_inst: Sequence[Instance]) -> ExactNoFeedbackResult:
     """``V(T)`` for ``T = 1..3 n`` on the regular families of :data:`.families.REGULAR_SMALL`, then on
     the random families with at most 6 types and no common type, then on the path intervals on at most
-    6 types (neither of the last two kinds is regular)."""
+    6 types without a common type (neither of the last two kinds is regular)."""
     fams = [(f"{kind}({n}{'' if k is None else f',{k}'})", structured(kind, n, k), True)
             for kind, n, k in REGULAR_SMALL]
     fams += [(i.name, i.inc, False) for i in random_inst if i.inc.shape[1] <= 6 and not has_common_type(i.inc)]
-    fams += [(f"intervals({n},{k})", structured("intervals", n, k), False)
-             for n in range(4, 7) for k in (2, 3) if n > k + 1]
+    fams += [(f"intervals({n},{k})", inc, False) for n in range(4, 7) for k in (2, 3)
+             if n > k + 1 and not has_common_type(inc := structured("intervals", n, k))]
     V = [no_feedback_minimax(inc, 3 * inc.shape[1])[1:] for _, inc, _ in fams]
     return ExactNoFeedbackResult([f[0] for f in fams], [f[1] for f in fams], [f[2] for f in fams], V)
 

@@ -18,9 +18,12 @@ measurement.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterator
+from fractions import Fraction
 
 import numpy as np
+from scipy.optimize import linprog
 
 from theorylib.core.validation import check_int, check_probability
 
@@ -340,6 +343,54 @@ class KMIntersectionGen(_NoFeedback):
         if self.common is not None:
             return self.fresh_copy(self.common)
         return self.fresh_copy(self._most_frequent())
+
+
+def game_frequencies(inc: np.ndarray, max_denominator: int = 10_000) -> tuple[Fraction, ...]:
+    """Output frequencies ``p`` maximizing ``min_i p(A_i)`` over the simplex (the no-feedback game).
+
+    Solves ``max v`` s.t. ``p(A_i) >= v``, ``sum p = 1``, ``p >= 0`` with HiGHS and rounds ``p`` to
+    fractions with denominator at most ``max_denominator``; negative roundings are clipped and the
+    vector renormalized, so the result is an exact probability vector. Optimality is not asserted
+    here: the claims measure the generator that uses it.
+    """
+    inc = check_inc(inc)
+    m, n = inc.shape
+    c = np.zeros(n + 1)
+    c[-1] = -1.0
+    A_ub = np.column_stack([-inc.astype(float), np.ones(m)])
+    A_eq = np.concatenate([np.ones(n), [0.0]])[None, :]
+    res = linprog(c, A_ub=A_ub, b_ub=np.zeros(m), A_eq=A_eq, b_eq=[1.0],
+                  bounds=[(0, None)] * n + [(None, None)], method="highs")
+    if res.status != 0:  # pragma: no cover - the game LP is always feasible and bounded
+        raise ValueError(f"game LP failed: {res.message}")
+    p = [max(Fraction(float(v)).limit_denominator(max_denominator), Fraction(0)) for v in res.x[:n]]
+    total = sum(p, Fraction(0))
+    return tuple(v / total for v in p)
+
+
+class LPFrequencyGen(_NoFeedback):
+    """No feedback: fresh copies of the types at the frequencies ``p`` of :func:`game_frequencies`.
+
+    Largest-deficit rule: in round ``t`` output the type maximizing ``t p_f - c_f`` (``c_f`` its count
+    so far; ties to the lowest type), in exact integer arithmetic. The stream is ignored.
+    """
+
+    name = "LP-frequency"
+
+    def reset(self, collection: TypeFamily) -> None:
+        super().reset(collection)
+        self.weights = game_frequencies(collection.inc)
+        self.period = math.lcm(*(q.denominator for q in self.weights))
+        self.a = [int(q * self.period) for q in self.weights]
+        self.out = [0] * collection.n_types
+        self.t = 0
+
+    def _choose(self) -> Point:
+        self.t += 1
+        t, D = self.t, self.period
+        f = max((f for f in range(len(self.a)) if self.a[f] > 0), key=lambda f: (t * self.a[f] - D * self.out[f], -f))
+        self.out[f] += 1
+        return self.fresh_copy(f)
 
 
 def feedback_zoo(rng: np.random.Generator) -> list[BaseGenerator]:

@@ -8,10 +8,10 @@ number, ``Delta`` its maximum degree. The results encoded here:
 * minimax mistakes under arbitrary contamination ``= tau - 1``; union on disjoint supports adds
   the values plus one; closed forms of ``tau`` for the structured families;
 * the greedy generator's worst case ``= |greedy cover| - 1``;
-* without feedback ``ceil(T (m - Delta)/m) <= max_K M_K(T) <= T`` for every generator, the lower end
-  attained by the best generator on k-uniform Delta-regular families when ``(T mod n) k < n``;
-  log-log slope ``1`` (its envelope, C3b's tolerance, is in :mod:`.tolerances`); the hitting-set
-  generator with feedback stays at ``tau - 1``;
+* without feedback the sharp rate: ``ceil(T (1 - 1/tau*)) <= V(T)``, ``tau*`` the fractional
+  transversal number (LP duality), with equality at every multiple of the period of the optimal
+  LP frequencies, and the LP-frequency generator within a constant of it (its constant, the
+  tolerance of C3a and C3b, is in :mod:`.tolerances`);
 * countable collections: the index-order generator makes ``i* - 1`` mistakes (disjoint languages);
 * ``ell`` lies: the bound ``(ell+1)(i*-1) + ell 1[i* >= 2]`` and the values of the truthful and
   early-lying adversaries; the plain generator after one false flag errs in every round but one.
@@ -25,12 +25,16 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
 
 import numpy as np
+from scipy.optimize import linprog
 
 from theorylib.core.validation import check_int, check_positive_int
 
-from .families import check_inc, transversal_number
+from .families import check_inc, max_degree, transversal_number  # noqa: F401  (max_degree: re-exported)
+
+MAX_LP_DENOMINATOR = 10_000  # vertices of 0/1 LPs with at most 16 rows have small denominators
 
 # ----------------------------------------------------------------------------------------------
 # Type families: tau, Delta, the greedy cover
@@ -47,11 +51,6 @@ def tau(inc: np.ndarray) -> int:
     """The transversal number ``min{|H| : H meets every A_i}`` (exhaustive search, cached per family)."""
     inc = check_inc(inc)
     return _tau_of(inc.shape, np.packbits(inc).tobytes())
-
-
-def max_degree(inc: np.ndarray) -> int:
-    """``Delta = max_f #{i : f in A_i}``; ``Delta = m`` iff ``tau = 1``."""
-    return int(check_inc(inc).sum(axis=0).max())
 
 
 def greedy_cover(inc: np.ndarray) -> np.ndarray:
@@ -167,50 +166,79 @@ def wrong_countable_bounded(i_star: int) -> int:
 # ----------------------------------------------------------------------------------------------
 
 
-def no_feedback_lower_bound(T: int, m: int, delta: int) -> int:
-    """``ceil(T (m - Delta) / m)``: a lower bound on ``max_K M_K(T)`` without feedback."""
-    return -(-T * (m - delta) // m)
+def _rational(v: float) -> Fraction:
+    """The fraction with denominator at most ``MAX_LP_DENOMINATOR`` nearest to an LP solver's float."""
+    return Fraction(float(v)).limit_denominator(MAX_LP_DENOMINATOR)
 
 
-def no_feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
-    """Proved: ``ceil(T(m - Delta)/m) <= max_K M_K(T) <= T`` for every no-feedback generator on the
-    uninformative stream; the lower end is attained by the best generator on k-uniform, Delta-regular
-    families whenever ``(T mod n) k < n``."""
+def _check_lp_certificate(inc: np.ndarray, y: list[Fraction], z: list[Fraction]) -> None:
+    """Exact optimality certificate: ``y`` a fractional transversal, ``z`` a fractional matching, equal
+    weights (weak duality then proves both optimal); raises ``ValueError`` otherwise."""
+    primal_ok = all(v >= 0 for v in y) and all(sum(y[f] for f in np.flatnonzero(row)) >= 1 for row in inc)
+    dual_ok = all(v >= 0 for v in z) and all(sum(z[i] for i in np.flatnonzero(col)) <= 1 for col in inc.T)
+    if not (primal_ok and dual_ok and sum(y) == sum(z)):
+        raise ValueError("could not certify the fractional transversal number in exact arithmetic")
+
+
+@functools.lru_cache(maxsize=1024)
+def _fractional_of(shape: tuple[int, int], packed: bytes) -> tuple[Fraction, tuple[Fraction, ...]]:
+    inc = np.unpackbits(np.frombuffer(packed, dtype=np.uint8))[: shape[0] * shape[1]].astype(bool)
+    inc = inc.reshape(shape)
+    m, n = shape
+    res = linprog(np.ones(n), A_ub=-inc.astype(float), b_ub=-np.ones(m), bounds=[(0, None)] * n,
+                  method="highs")
+    if res.status != 0:  # pragma: no cover - the LP is always feasible and bounded
+        raise ValueError(f"fractional transversal LP failed: {res.message}")
+    y = [_rational(v) for v in res.x]
+    z = [_rational(-v) for v in res.ineqlin.marginals]
+    _check_lp_certificate(inc, y, z)
+    t = sum(y, Fraction(0))
+    return t, tuple(v / t for v in y)
+
+
+def fractional_transversal(inc: np.ndarray) -> Fraction:
+    """``tau* = min{sum_f y_f : y >= 0, y(A_i) >= 1 for all i}``, exact.
+
+    By LP duality it equals the fractional matching number ``max{sum_i z_i : z >= 0,
+    sum_{i: f in A_i} z_i <= 1 for all f}``. Solved by HiGHS, rounded to fractions, and certified
+    exactly: a primal and a dual feasible solution of equal weight (weak duality) prove optimality.
+    ``m/Delta <= tau* <= tau``.
+    """
     inc = check_inc(inc)
-    return no_feedback_lower_bound(T, inc.shape[0], max_degree(inc)), T
+    return _fractional_of(inc.shape, np.packbits(inc).tobytes())[0]
 
 
-def wrong_no_feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
-    """Wrong theory: contaminated examples still allow generation without feedback (M stays <= tau - 1)."""
-    return 0, tau(inc) - 1
+def lp_frequencies(inc: np.ndarray) -> tuple[Fraction, ...]:
+    """Optimal output frequencies ``p* = y*/tau*`` (``sum p* = 1``, ``p*(A_i) >= 1/tau*`` for all ``i``)."""
+    inc = check_inc(inc)
+    return _fractional_of(inc.shape, np.packbits(inc).tobytes())[1]
 
 
-def wrong_no_feedback_envelope_tau(inc: np.ndarray, T: int) -> tuple[int, int]:
-    """Wrong theory (a false, stronger bound): without feedback the worst case is the transversal-cycling
-    value ``ceil(T (tau - 1)/tau)`` (an upper bound on the minimax, taken for its value)."""
-    t = tau(inc)
-    return -(-T * (t - 1) // t), T
+def exact_period(inc: np.ndarray) -> int:
+    """The least ``D`` with ``D p*`` integral: ``V(T) = T (1 - 1/tau*)`` at every multiple ``T`` of ``D``."""
+    return math.lcm(*(q.denominator for q in lp_frequencies(inc)))
 
 
-def feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
-    """Proved: the hitting-set generator's worst case is exactly ``tau - 1`` once ``T >= tau - 1``."""
-    v = minimax_value(inc)
-    return v, v
+def no_feedback_rate(inc: np.ndarray) -> Fraction:
+    """Prop. (sharp no-feedback rate): ``V(T) = T (1 - 1/tau*) + O(1)``; the rate ``1 - 1/tau*``."""
+    return 1 - 1 / fractional_transversal(inc)
 
 
-def wrong_feedback_envelope(inc: np.ndarray, T: int) -> tuple[int, int]:
-    """Wrong theory: feedback does not help, the worst case grows like without it."""
-    return no_feedback_envelope(inc, T)
+def wrong_no_feedback_rate_degree(inc: np.ndarray) -> Fraction:
+    """Wrong theory (the averaging bound taken for the value): rate ``(m - Delta)/m``."""
+    inc = check_inc(inc)
+    return Fraction(inc.shape[0] - max_degree(inc), inc.shape[0])
 
 
-def no_feedback_slope() -> float:
-    """Without feedback the worst case grows linearly: log-log slope 1."""
-    return 1.0
+def wrong_no_feedback_rate_tau(inc: np.ndarray) -> Fraction:
+    """Wrong theory (transversal cycling is optimal): rate ``1 - 1/tau``."""
+    return 1 - Fraction(1, tau(inc))
 
 
-def wrong_no_feedback_slope() -> float:
-    """Wrong theory: bounded mistakes without feedback, slope 0."""
-    return 0.0
+def wrong_no_feedback_rate_zero(inc: np.ndarray) -> Fraction:
+    """Wrong theory: contaminated examples still allow generation without feedback, rate ``0``."""
+    check_inc(inc)
+    return Fraction(0)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,36 +1,38 @@
-"""The tolerance of claim C3b of chapter 'generation-mistake-feedback': the slope envelope.
+"""The tolerance of claims C3a and C3b of chapter 'generation-mistake-feedback': the excess constant.
 
-C3b predicts the log-log slope ``1`` of the worst-case no-feedback mistakes ``M(T)``; its tolerance
-is the deterministic envelope of the Lemma "slope envelope": if ``c T <= M(T) <= T`` on the grid
-(with ``c = (m - Delta)/m`` from the proved lower bound, itself tested by C3a, C3d and C3e), the
-least-squares slope of ``log M`` on ``log T`` lies in ``1 +- kappa log(1/c)``. This is the claim's
-error analysis, not a prediction: it lives here, not in :mod:`.theory`.
+C3a and C3b predict the sharp no-feedback rate ``ceil(T (1 - 1/tau*))``; a generator that outputs the
+types at LP frequencies ``p`` (every ``p(A_i) >= 1/tau*``) by the largest-deficit rule stays within
+
+    M(T) <= T (1 - 1/tau*) + beta(p),   beta(p) = (1 - 1/s) max_i |supp(p) minus A_i|,
+
+``s = |supp(p)|`` (Proposition "sharp no-feedback rate", part (iii)). ``beta`` is the claims' error
+budget on the upper side, a proved constant, not a prediction: it lives here, not in :mod:`.theory`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 
 from .families import check_inc
 
 
-def envelope_kappa(Ts: Sequence[float]) -> float:
-    """``kappa = sum_{x_i > xbar} (x_i - xbar) / S_xx`` with ``x = log T``.
-
-    If ``T c <= M(T) <= T`` then the least-squares log-log slope of ``M`` lies in
-    ``1 +- kappa log(1/c)``. Correctly rounded sums (``math.fsum``): the same value on every machine.
-    """
-    x = [math.log(float(t)) for t in Ts]
-    xbar = math.fsum(x) / len(x)
-    xc = [v - xbar for v in x]
-    return math.fsum(v for v in xc if v > 0) / math.fsum(v * v for v in xc)
-
-
-def slope_half_width(Ts: Sequence[float], inc: np.ndarray) -> float:
-    """The half-width ``kappa log(m/(m - Delta))`` of the slope envelope (Lemma, slope envelope)."""
+def excess_constant(inc: np.ndarray, weights: Sequence[Fraction]) -> Fraction:
+    """``beta(p) = (1 - 1/s) max_i |supp(p) \\ A_i|`` for output frequencies ``p`` (exact)."""
     inc = check_inc(inc)
-    m, delta = inc.shape[0], int(inc.sum(axis=0).max())
-    return envelope_kappa(Ts) * math.log(m / (m - delta))
+    if len(weights) != inc.shape[1]:
+        raise ValueError(f"need one weight per type ({inc.shape[1]}), got {len(weights)}")
+    if any(w < 0 for w in weights) or sum(weights) != 1:
+        raise ValueError("weights must be nonnegative and sum to 1")
+    supp = np.array([w > 0 for w in weights])
+    s = int(supp.sum())
+    outside = int((supp[None, :] & ~inc).sum(axis=1).max())
+    return (1 - Fraction(1, s)) * outside
+
+
+def upper_end(rate: Fraction, T: int, beta: Fraction) -> int:
+    """``floor(T rate + beta)``: the largest integer the proved upper bound allows (exact)."""
+    return math.floor(T * rate + beta)
