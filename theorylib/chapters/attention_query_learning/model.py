@@ -213,7 +213,7 @@ def margin_offset(u_hat: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def bilinear_measurements(oracle: Oracle, u_hat: np.ndarray, Q: np.ndarray, W: np.ndarray, *,
-                          c_dirs: np.ndarray | None = None, repeats: int = 1) -> np.ndarray:
+                          c_dirs: np.ndarray | None = None, repeats: int = 1, raw: bool = False) -> np.ndarray:
     """M_ij = q_i^T A w_j from k1 (k2 + 1) two-token queries (Lemma 1(2)).
 
     Q : (k1, d) query tokens; W : (k2, d) directions; u_hat : batch + (d,).
@@ -221,7 +221,8 @@ def bilinear_measurements(oracle: Oracle, u_hat: np.ndarray, Q: np.ndarray, W: n
     M_ij = D(q_i, v0 + w_j) - D(q_i, v0), where v0's contribution cancels exactly whatever v0 is.
     v0 = c u_hat / ||u_hat||^2 with c = 1 + max |u_hat^T w| over ``c_dirs`` (default: W), so every
     probe has margin u_hat^T w >= 1. A probability outside (0, 1) (possible only under noise) raises a
-    ValueError: the estimator is undefined there and is never clipped.
+    ValueError: the estimator is undefined there and is never clipped. ``raw=True`` returns the probes
+    D(q_i, v0) and D(q_i, v0 + w_j) themselves, batch + (k1, k2 + 1) (column 0: the base query).
     """
     u_hat = np.asarray(u_hat, dtype=float)
     Q = np.atleast_2d(np.asarray(Q, dtype=float))
@@ -242,7 +243,7 @@ def bilinear_measurements(oracle: Oracle, u_hat: np.ndarray, Q: np.ndarray, W: n
         raise ValueError("a probe probability (f - u^T q)/(u^T w) left (0, 1): the noise is too large for "
                          "the logit to be defined (lower sigma or tau, or raise the margin)")
     D = logit(P)
-    return D[..., 1:] - D[..., :1]
+    return D if raw else D[..., 1:] - D[..., :1]
 
 
 def learn_full(oracle: Oracle, d: int, *, s: float = 1.0, repeats: int = 1,
@@ -337,3 +338,69 @@ def random_low_rank_instance(d: int, r: int, rng: np.random.Generator, *, A_scal
     G1, G2 = rng.standard_normal((d, r)), rng.standard_normal((d, r))
     u = rng.standard_normal(d) * (u_scale / math.sqrt(d))
     return G1 @ G2.T * (A_scale / math.sqrt(d * r)), u
+
+
+# --------------------------------------------------------------------------------------------------
+# The paper's O(rd) learner: random rank-one probes and a low-rank solver
+# --------------------------------------------------------------------------------------------------
+
+def rank_one_probes(oracle: Oracle, u_hat: np.ndarray, Q: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """y_i = D(q_i, w_i) = q_i^T A w_i from one two-token query [q_i + w_i; q_i] each (Lemma 1(3)).
+
+    Q, W : (m, d), the rows q_i, w_i. Needs u_hat^T w_i != 0 (true almost surely for Gaussian w_i); a
+    probability outside (0, 1) raises a ValueError.
+    """
+    Q = np.atleast_2d(np.asarray(Q, dtype=float))
+    W = np.atleast_2d(np.asarray(W, dtype=float))
+    if Q.shape != W.shape or Q.shape[1] != u_hat.size:
+        raise ValueError(f"Q and W must both have shape (m, {u_hat.size}), got {Q.shape} and {W.shape}")
+    margin = W @ u_hat
+    if np.any(margin == 0):
+        raise ValueError("a probe direction w with u^T w = 0 carries no information")
+    X = np.stack([Q + W, Q], axis=1)                                  # (m, 2, d)
+    P = (oracle(X) - Q @ u_hat) / margin
+    return logit(P)
+
+
+def _factor_lstsq(rows_a: np.ndarray, proj_b: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The least-squares factor F (d x r) of y_i = a_i^T F b_i with b_i = proj_b[i] (r,)."""
+    design = np.einsum("ia,ij->iaj", rows_a, proj_b).reshape(y.size, -1)
+    sol, *_ = np.linalg.lstsq(design, y, rcond=None)
+    return sol.reshape(rows_a.shape[1], proj_b.shape[1])
+
+
+def als_rank_one(Q: np.ndarray, W: np.ndarray, y: np.ndarray, r: int, iters: int) -> np.ndarray:
+    """Alternating least squares for the rank-r matrix M with q_i^T M w_i = y_i.
+
+    Spectral start: the top-r part of (1/m) sum_i y_i (q_i w_i^T) / (E|q|^2/d)(E|w|^2/d), an unbiased
+    estimate of M for isotropic Gaussian q_i, w_i; then ``iters`` rounds (a fixed count, no data-dependent
+    stopping) of U <- argmin_U sum_i (q_i^T U V^T w_i - y_i)^2 and V likewise.
+    """
+    r = check_positive_int("r", r)
+    iters = check_int("iters", iters, low=0)
+    m, d = Q.shape
+    sq = np.mean(np.sum(Q**2, axis=1)) / d * np.mean(np.sum(W**2, axis=1)) / d
+    M0 = (Q.T * y) @ W / (m * sq)
+    U0, S0, V0t = np.linalg.svd(M0)
+    U = U0[:, :r] * np.sqrt(S0[:r])
+    V = V0t[:r].T * np.sqrt(S0[:r])
+    for _ in range(iters):
+        U = _factor_lstsq(Q, W @ V, y)
+        V = _factor_lstsq(W, Q @ U, y)
+    return U @ V.T
+
+
+def learn_rank_one_probes(oracle: Oracle, d: int, r: int, m: int, rng: np.random.Generator, *,
+                          iters: int = 60) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The paper's O(rd) learner: u_hat from the d value queries, then m random rank-one probes
+    y_i = q_i^T A w_i (one query each, q_i, w_i ~ N(0, I/d) independent) and :func:`als_rank_one`.
+
+    Returns (A_hat, u_hat, Q, W). Uses d + m queries.
+    """
+    d = check_positive_int("d", d)
+    m = check_positive_int("m", m)
+    Q = rng.standard_normal((m, d)) / math.sqrt(d)
+    W = rng.standard_normal((m, d)) / math.sqrt(d)
+    u_hat = learn_value_vector(oracle, d)
+    y = rank_one_probes(oracle, u_hat, Q, W)
+    return als_rank_one(Q, W, y, r, iters), u_hat, Q, W

@@ -30,8 +30,12 @@ from .model import (
     QueryOracle,
     SketchInfo,
     attention_weights,
+    bilinear_measurements,
     learn_full,
     learn_low_rank,
+    learn_rank_one_probes,
+    learn_value_vector,
+    margin_offset,
     multihead_oracle,
     random_full_instance,
 )
@@ -362,7 +366,104 @@ def run_adversarial(A: np.ndarray, u: np.ndarray, taus: Sequence[float], tau_adv
     return AdversaryRun(A, u, float(s), J, (int(a), int(b)), taus, err[0], err[1], tau_adv, kappa, random_err)
 
 
-# ---- C5: multi-head ----------------------------------------------------------------------------------
+# ---- C4c: the learner's finite-tau certificate --------------------------------------------------------
+
+@dataclass(frozen=True)
+class CertificateRun:
+    """Adversaries with tolerances ``tau`` (one per learner copy) against Algorithm 1, with what the learner
+    saw: its value vector ``u_hat`` (n, d) and its probes ``D`` (n, d, d + 1; column 0 the base query), and
+    its errors ``err`` = A_hat - A (n, d, d). ``A``, ``u``, ``s``: the instance and the amplitude."""
+
+    A: np.ndarray
+    u: np.ndarray
+    s: float
+    tau: np.ndarray
+    u_hat: np.ndarray
+    D: np.ndarray
+    err: np.ndarray
+
+
+def run_certificates(A: np.ndarray, u: np.ndarray, J: MeasuredJacobian, taus: Sequence[float], n_random: int,
+                     rng: np.random.Generator, *, s: float = 1.0) -> CertificateRun:
+    """At every tau: the adversaries +-tau sign(J_ab) of every entry (d^2 pairs, from the *measured*
+    sensitivity J) and ``n_random`` adversaries with i.i.d. random signs on every answer."""
+    taus = np.asarray(taus, dtype=float)
+    if taus.ndim != 1 or taus.size == 0 or np.any(~(taus > 0)):
+        raise ValueError("taus must be a non-empty list of positive tolerances")
+    n_random = check_int("n_random", n_random, low=0)
+    d = u.size
+    schedules, tau_of = [], []
+    for t in taus:
+        for sg in (1.0, -1.0):
+            schedules += [J.sign_schedule(a, b, sg * t) for a in range(d) for b in range(d)]
+        for signs in rng.choice([-1.0, 1.0], size=(n_random, d + d * (d + 1))):
+            schedules.append([t * signs[:d], t * signs[d:].reshape(d, d + 1)])
+        tau_of += [t] * (2 * d * d + n_random)
+    batch = (len(schedules),)
+    stacked = [np.stack([np.broadcast_to(sch[k], schedules[0][k].shape) for sch in schedules])[None]
+               for k in range(2)]
+    oracle = QueryOracle(A, u, noise=AdversarySchedule(stacked))
+    u_hat = learn_value_vector(oracle, d, s=s, batch=batch)
+    eye = np.eye(d)
+    D = bilinear_measurements(oracle, u_hat, eye, eye, raw=True)
+    return CertificateRun(A, u, float(s), np.asarray(tau_of), u_hat, D, D[..., 1:] - D[..., :1] - A)
+
+
+@dataclass(frozen=True)
+class ProbeCertificateRun:
+    """One adversary per probe (a, k) of Algorithm 1 and tolerance (column k = 0: row a's base query), with what
+    the learner saw (``u_hat`` (n, d), ``D`` (n, d, d + 1)) and the probe's logit error ``err`` (n,):
+    D_ak - e_a^T A w_k, w_k the learner's own direction (v0_hat, v0_hat + e_b), so e_a^T A w_k = logit p."""
+
+    A: np.ndarray
+    u: np.ndarray
+    s: float
+    tau: np.ndarray
+    probe: np.ndarray             # (n, 2): (a, k) of the probe each adversary targets
+    u_hat: np.ndarray
+    D: np.ndarray
+    err: np.ndarray
+
+
+def run_probe_certificates(A: np.ndarray, u: np.ndarray, taus: Sequence[float], *,
+                           s: float = 1.0) -> ProbeCertificateRun:
+    """At every tau, for every probe (a, k) of Algorithm 1, the two adversaries that move its computed
+    probability P = p + (xi - delta^T (e_a + p w)) / m furthest (Lemma 1's algebra, delta = u_hat - u): probe
+    error -g tau, value-query errors g tau sign(e_a + p w) (so delta = g (tau/s) sign(e_a + p w)), g = +-1, with
+    p and w at the noiseless design; every other answer exact. The learner is run on each (one batch)."""
+    taus = np.asarray(taus, dtype=float)
+    if taus.ndim != 1 or taus.size == 0 or np.any(~(taus > 0)):
+        raise ValueError("taus must be a non-empty list of positive tolerances")
+    s = check_positive("amplitude s", s)
+    d = u.size
+    v0, _ = margin_offset(u, np.eye(d))
+    dirs = v0[None, :] + np.concatenate([np.zeros((1, d)), np.eye(d)])           # (d + 1, d)
+    p = 0.5 * (1.0 + np.tanh(0.5 * (A @ dirs.T)))                                # (d, d + 1)
+    schedules, meta = [], []
+    for t in taus:
+        for g in (1.0, -1.0):
+            for a in range(d):
+                for k in range(d + 1):
+                    xi_m = np.zeros((d, d + 1))
+                    xi_m[a, k] = -g * t
+                    schedules.append([g * t * np.sign(np.eye(d)[a] + p[a, k] * dirs[k]), xi_m])
+                    meta.append((t, a, k))
+    batch = (len(schedules),)
+    stacked = [np.stack([sch[j] for sch in schedules])[None] for j in range(2)]
+    oracle = QueryOracle(A, u, noise=AdversarySchedule(stacked))
+    u_hat = learn_value_vector(oracle, d, s=s, batch=batch)
+    eye = np.eye(d)
+    D = bilinear_measurements(oracle, u_hat, eye, eye, raw=True)
+    v0_hat, _ = margin_offset(u_hat, eye)
+    dirs_hat = v0_hat[:, None, :] + np.concatenate([np.zeros((1, d)), eye])[None]  # (n, d + 1, d)
+    idx = np.asarray([(a, k) for _, a, k in meta])
+    n = np.arange(len(meta))
+    logit_p = np.einsum("nb,nb->n", A[idx[:, 0]], dirs_hat[n, idx[:, 1]])
+    err = D[n, idx[:, 0], idx[:, 1]] - logit_p
+    return ProbeCertificateRun(A, u, float(s), np.asarray([m[0] for m in meta]), idx, u_hat, D, err)
+
+
+# ---- Proposition 4 (unit-tested): multi-head --------------------------------------------------------
 
 @dataclass(frozen=True)
 class TwoHeads:
@@ -444,3 +545,60 @@ def param_distance_mod_perm(theta, theta2) -> float:
         dist2 = sum(np.sum((As[h] - Bs[perm[h]]) ** 2) + np.sum((us[h] - vs[perm[h]]) ** 2) for h in range(H))
         best = min(best, float(dist2))
     return math.sqrt(best)
+
+
+# ---- C5: the paper's O(rd) learner (random rank-one probes, alternating least squares) -----------------
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """:func:`~.model.learn_rank_one_probes` with m probes on one rank-r instance, and the local
+    injectivity of its measurements: the singular values of the probe operator restricted to the tangent
+    space of the rank-r matrices at A (:func:`probe_tangent_operator`)."""
+
+    d: int
+    r: int
+    m: int
+    A: np.ndarray
+    u: np.ndarray
+    A_hat: np.ndarray
+    Q: np.ndarray
+    W: np.ndarray
+    n_queries: int
+    tangent_sv: np.ndarray
+
+    @property
+    def rel_err(self) -> float:
+        return float(np.linalg.norm(self.A_hat - self.A) / np.linalg.norm(self.A))
+
+    @property
+    def tangent_rank(self) -> int:
+        """Numerical rank of the tangent operator (numpy's rule s_1 max(shape) eps)."""
+        S = self.tangent_sv
+        return int(np.sum(S > S[0] * max(self.m, 2 * self.d * self.r) * np.finfo(float).eps))
+
+
+def probe_tangent_operator(A: np.ndarray, Q: np.ndarray, W: np.ndarray, r: int) -> np.ndarray:
+    """(X, Y) -> (q_i^T (X V^T + U Y^T) w_i)_i, shape (m, 2 d r), with A = U S V^T (top r): the probes'
+    differential along the rank-r matrices at A (its image is the tangent space's image)."""
+    U, _, Vt = np.linalg.svd(np.asarray(A, dtype=float))
+    U, V = U[:, :r], Vt[:r].T
+    m = Q.shape[0]
+    X = np.einsum("ia,ij->iaj", Q, W @ V).reshape(m, -1)
+    Y = np.einsum("ib,ij->ibj", W, Q @ U).reshape(m, -1)
+    return np.concatenate([X, Y], axis=1)
+
+
+def run_probes(A: np.ndarray, u: np.ndarray, r: int, m: int, rng: np.random.Generator, *,
+               iters: int = 80) -> ProbeRun:
+    """The O(rd) learner with m probes against an exact counting oracle (its probes drawn from ``rng``)."""
+    oracle = QueryOracle(A, u)
+    A_hat, _, Q, W = learn_rank_one_probes(oracle, u.size, r, m, rng, iters=iters)
+    S = np.linalg.svd(probe_tangent_operator(A, Q, W, r), compute_uv=False)
+    return ProbeRun(u.size, int(r), int(m), A, u, A_hat, Q, W, oracle.n_queries, S)
+
+
+def run_probe_grid(A: np.ndarray, u: np.ndarray, r: int, m_list: Sequence[int], trials: int,
+                   rng: np.random.Generator, *, iters: int = 80) -> list[ProbeRun]:
+    """``trials`` independent probe designs at every m of ``m_list`` on one instance."""
+    trials = check_positive_int("trials", trials)
+    return [run_probes(A, u, r, int(m), rng, iters=iters) for m in m_list for _ in range(trials)]

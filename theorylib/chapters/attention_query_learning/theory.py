@@ -10,7 +10,7 @@ Pure functions of the instance (A, u) and the settings, no random numbers, no si
 * the dimension d + r (2d - r) of the rank-r parameters, the lower bound on the queries (Remark);
 * the closed-form first-order Jacobian of Theorem 1's estimator (Theorem 3), the mean squared error under
   i.i.d. noise, the RMS exponent, and the worst-case first-order coefficient ||J_ab||_1;
-* Proposition 4's equivalent two-head model and the distance between the two parameter sets.
+* (Proposition 4, which holds by construction, is unit-tested, not a claim: its construction lives in the tests.)
 
 The floating-point error models of the claims (which propagate rounding through Theorem 3's Jacobian) are
 error analysis, not theory: they live in :mod:`.tolerances`.
@@ -24,7 +24,6 @@ the algorithm, independently of the learner's code in :mod:`.model`.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -210,7 +209,8 @@ def first_order_jacobian(A: np.ndarray, u: np.ndarray, Q: np.ndarray | None = No
 
 def wrong_first_order_jacobian_logit_free(A: np.ndarray, u: np.ndarray, Q: np.ndarray | None = None,
                                           W: np.ndarray | None = None, *, s: float = 1.0) -> Jacobian:
-    """WRONG: propagation without the logit's 1/(p(1-p)) >= 4 factors (under-predicts the RMS by >= 4x)."""
+    """WRONG: propagation without the logit's 1/(p(1-p)) >= 4 factors. It under-predicts the probes' part of
+    ||J||_F^2 by a factor >= 16 (each alpha, beta by >= 4), the value part by no uniform factor."""
     J = first_order_jacobian(A, u, Q, W, s=s)
     alpha = J.alpha * (J.p * (1 - J.p))
     beta = J.beta * (J.p0 * (1 - J.p0))
@@ -222,6 +222,13 @@ def wrong_first_order_jacobian_amplitude_squared(A: np.ndarray, u: np.ndarray, Q
     """WRONG: 'the value-query amplitude enters as 1/s^2': the row J_ab carries gamma_ab / s^2, not / s."""
     J = first_order_jacobian(A, u, Q, W, s=s)
     return replace(J, s=J.s**2)
+
+
+def wrong_first_order_jacobian_amplitude_free(A: np.ndarray, u: np.ndarray, Q: np.ndarray | None = None,
+                                              W: np.ndarray | None = None, *, s: float = 1.0) -> Jacobian:
+    """WRONG: 'the value-query amplitude does not matter': the row J_ab carries gamma_ab, not gamma_ab / s."""
+    J = first_order_jacobian(A, u, Q, W, s=s)
+    return replace(J, s=1.0)
 
 
 def wrong_first_order_jacobian_margin_without_e_b(A: np.ndarray, u: np.ndarray, Q: np.ndarray | None = None,
@@ -300,33 +307,123 @@ def wrong_first_order_bound_margin_only(J: Jacobian) -> np.ndarray:
     return np.broadcast_to(1.0 / np.minimum(J.m, J.m0)[None, :], J.alpha.shape).copy()
 
 
+def _probe_interval(u_hat: np.ndarray, D: np.ndarray, tau: np.ndarray,
+                    s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(eta, rho, ok) of the certificate (Theorem), each of shape (n, d, d + 1), from what the learner saw:
+    u_hat (n, d), its probes D (n, d, d + 1; column 0 the base query), tau (n,).
+
+    With w_0 = v0_hat, w_b = v0_hat + e_b (the learner's offsets), m = u_hat^T w > 0, P = sigma(D),
+    rho = min(P, 1 - P), t = tau / s: eta = (tau + t ||e_a + P w||_1) / (m - t ||w||_1) bounds |P - p|, p the
+    noiseless probability at the learner's direction; ok: m > t ||w||_1 and eta < rho.
+    """
+    u_hat, D = np.asarray(u_hat, dtype=float), np.asarray(D, dtype=float)
+    tau = np.asarray(tau, dtype=float)[:, None, None]
+    n, d = u_hat.shape
+    c = 1.0 + np.max(np.abs(u_hat), axis=1)
+    v0 = c[:, None] * u_hat / np.sum(u_hat**2, axis=1, keepdims=True)              # (n, d)
+    W = v0[:, None, :] + np.concatenate([np.zeros((1, d)), np.eye(d)])[None]        # (n, d + 1, d)
+    m = np.einsum("nkd,nd->nk", W, u_hat)[:, None, :]                               # (n, 1, d + 1)
+    P = _sigmoid(D)
+    t = tau / s
+    ea_Pw = np.eye(d)[None, :, None, :] + P[..., None] * W[:, None, :, :]           # (n, d, d + 1, d)
+    denom = m - t * np.abs(W).sum(-1)[:, None, :]
+    eta = (tau + t * np.abs(ea_Pw).sum(-1)) / denom
+    rho = np.minimum(P, 1 - P)
+    return eta, rho, (denom > 0) & (eta < rho)
+
+
+def certified_logit_bound(u_hat: np.ndarray, D: np.ndarray, tau: np.ndarray, s: float) -> np.ndarray:
+    """The certificate of one probe (Theorem): |D - logit p| <= L for every answer error |xi| <= tau, D the
+    learner's logit, p the noiseless probability at the learner's own direction (shapes as :func:`_probe_interval`).
+
+    L = eta / ((rho - eta)(1 - rho + eta)): the mean value theorem, logit' = 1/(c(1 - c)) with |c - P| <= eta,
+    so min(c, 1 - c) >= rho - eta; L = inf where the interval is not certified (``ok`` false).
+    """
+    eta, rho, ok = _probe_interval(u_hat, D, tau, s)
+    return np.where(ok, eta / np.where(ok, (rho - eta) * (1 - rho + eta), 1.0), np.inf)
+
+
+def wrong_certified_logit_bound_slope_at_P(u_hat: np.ndarray, D: np.ndarray, tau: np.ndarray,
+                                           s: float) -> np.ndarray:
+    """WRONG: 'the logit's slope at the computed P suffices': eta / (rho (1 - rho)), the mean value theorem's
+    point c taken at P instead of the worst point of the interval |c - P| <= eta."""
+    eta, rho, ok = _probe_interval(u_hat, D, tau, s)
+    return np.where(ok, eta / (rho * (1 - rho)), np.inf)
+
+
+def certified_bound(u_hat: np.ndarray, D: np.ndarray, tau: np.ndarray, s: float) -> np.ndarray:
+    """The learner's finite-tau certificate (Theorem): |A_hat_ab - A_ab| <= E_ab = L_ab + L_a0 for every answer
+    error |xi| <= tau, L the probes' certificates (:func:`certified_logit_bound`, column 0 the base query);
+    shape (n, d, d). E = inf where a probe has no certificate."""
+    L = certified_logit_bound(u_hat, D, tau, s)
+    return L[..., 1:] + L[..., :1]
+
+
+def certificate_coefficient(A: np.ndarray, u: np.ndarray, *, s: float = 1.0) -> np.ndarray:
+    """lim_{tau -> 0} E_ab / tau of the certificate (Theorem): alpha_ab (1 + ||e_a + p_ab w_b||_1 / s)
+    + beta_a (1 + ||e_a + p_a0 v0||_1 / s), at the noiseless design; >= ||J_ab||_1 (triangle inequality)."""
+    J = first_order_jacobian(A, u, s=s)
+    d = J.v0.size
+    eye = np.eye(d)
+    probe = np.abs(eye[:, None, :] + J.p[..., None] * J.wp[None, :, :]).sum(-1)       # (d, d)
+    base = np.abs(eye + J.p0[:, None] * J.v0[None, :]).sum(-1)                         # (d,)
+    return J.alpha * (1 + probe / s) + (J.beta * (1 + base / s))[:, None]
+
+
+def wrong_certificate_coefficient_exact(A: np.ndarray, u: np.ndarray, *, s: float = 1.0) -> np.ndarray:
+    """WRONG: 'the certificate is first-order exact': its coefficient is ||J_ab||_1 itself."""
+    return first_order_jacobian(A, u, s=s).l1()
+
+
+def wrong_certified_bound_linearised(u_hat: np.ndarray, D: np.ndarray, tau: np.ndarray, s: float) -> np.ndarray:
+    """WRONG: 'the first-order bound is a finite-tau bound': tau ||J_ab||_1 with Theorem 3's Jacobian evaluated
+    at what the learner saw (alpha = 1/(m P (1 - P)) at the observed P, the learner's offsets), no remainder."""
+    u_hat, D = np.asarray(u_hat, dtype=float), np.asarray(D, dtype=float)
+    tau = np.asarray(tau, dtype=float)
+    n, d = u_hat.shape
+    out = np.empty((n, d, d))
+    for i in range(n):
+        c = 1.0 + np.max(np.abs(u_hat[i]))
+        v0 = c * u_hat[i] / float(u_hat[i] @ u_hat[i])
+        Wp = v0 + np.eye(d)
+        P = _sigmoid(D[i])
+        p, p0 = P[:, 1:], P[:, 0]
+        alpha = 1.0 / ((Wp @ u_hat[i])[None, :] * p * (1 - p))
+        beta = 1.0 / (c * p0 * (1 - p0))
+        gamma = _gamma(alpha, beta, p, p0, np.eye(d), Wp, v0)
+        out[i] = tau[i] * (np.abs(alpha) + np.abs(beta)[:, None] + np.abs(gamma).sum(-1) / s)
+    return out
+
+
 # --------------------------------------------------------------------------------------------------
-# Proposition 4: multi-head attention is not identifiable
+# The paper's O(rd) learner: random rank-one probes
 # --------------------------------------------------------------------------------------------------
 
-Heads = tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]
+def probe_query_count(d: int, m: int) -> int:
+    """d value queries and one two-token query per rank-one probe: d + m."""
+    return check_int("d", d, low=1) + check_int("m", m, low=1)
 
 
-def equivalent_multihead(A: np.ndarray, u1: np.ndarray, u2: np.ndarray, w: np.ndarray) -> Heads:
-    """Proposition 4: heads (A, u1 + w), (A, u2 - w) define the same function as (A, u1), (A, u2)."""
-    A, u1 = _params(A, u1)
-    u2, w = np.asarray(u2, dtype=float), np.asarray(w, dtype=float)
-    if u2.shape != u1.shape or w.shape != u1.shape:
-        raise ValueError("u1, u2 and w must have the same shape (d,)")
-    return (A, A), (u1 + w, u2 - w)
+def wrong_probe_query_count_with_base(d: int, m: int) -> int:
+    """WRONG: 'every probe needs a base query, as in Algorithm 1': d + 2m."""
+    return check_int("d", d, low=1) + 2 * check_int("m", m, low=1)
 
 
-def wrong_equivalent_multihead_shift_both(A: np.ndarray, u1: np.ndarray, u2: np.ndarray, w: np.ndarray
-                                          ) -> Heads:
-    """WRONG equivalence: shift both heads' values by +w (changes f by 2 w^T sum_i s_i x_i)."""
-    return (A, A), (u1 + w, u2 + w)
+def probe_measurements_needed(d: int, r: int) -> int:
+    """r (2d - r): with fewer rank-one probes a continuum of rank-r matrices answers like A (Theorem)."""
+    return dof_lower_bound(d, r) - check_int("d", d, low=1)
 
 
-def head_distance(w: np.ndarray) -> float:
-    """Proposition 4(3): for w _|_ u1 - u2 the distance modulo head permutation is sqrt(2) ||w||."""
-    return math.sqrt(2) * float(np.linalg.norm(w))
+def wrong_probe_measurements_needed_entrywise(d: int, r: int) -> int:
+    """WRONG: 'random probes are no better than entries': d^2 measurements are needed."""
+    return check_int("d", d, low=1) ** 2
 
 
-def wrong_head_distance_identifiable(w: np.ndarray) -> float:
-    """WRONG: 'multi-head attention is identifiable up to head permutation': same function, distance 0."""
-    return 0.0
+def probe_tangent_rank(d: int, r: int, m: int) -> int:
+    """min(m, r (2d - r)): the rank of m generic rank-one probes on the tangent space at a rank-r A."""
+    return min(check_int("m", m, low=1), probe_measurements_needed(d, r))
+
+
+def wrong_probe_tangent_rank_no_gauge(d: int, r: int, m: int) -> int:
+    """WRONG: the tangent space counted as 2dr-dimensional (the GL(r) gauge forgotten): min(m, 2dr)."""
+    return min(check_int("m", m, low=1), 2 * check_int("d", d, low=1) * check_int("r", r, low=1))

@@ -1,7 +1,7 @@
 """The error analysis of chapter 'attention-query-learning': the floating-point tolerances of its claims.
 
 None of this is the chapter's theory: these are the rounding budgets of the exact claims (C1, C2, C4a's
-floating-point part, C5). The learners' rounding is propagated through Theorem 3's first-order Jacobian
+floating-point part, C5a). The learners' rounding is propagated through Theorem 3's first-order Jacobian
 (:func:`.theory.first_order_jacobian`): an answer error xi reaches a measured entry M_ij through the row J_ij,
 so by at most ||J_ij||_1 |xi|.
 """
@@ -64,11 +64,30 @@ def sketch_rel_tolerance(A: np.ndarray, u: np.ndarray, K: np.ndarray, Q: np.ndar
 
 
 def two_head_rounding(d: int, L_max: int, scale: float) -> float:
-    """C5a: 2 (d + L_max) eps scale, scale = max_X sum_h sum_i s_hi (|u_h| + |u'_h|)^T |x_i| (the attention
-    weights of the two models are computed identically, only the value dot products round)."""
+    """Proposition 4's unit test: 2 (d + L_max) eps scale, scale = max_X sum_h sum_i s_hi (|u_h| + |u'_h|)^T |x_i|
+    (the attention weights of the two models are computed identically, only the value dot products round)."""
     return 2 * (d + L_max) * EPS * scale
 
 
 def norm_rounding(norms: list[float]) -> float:
-    """C5b: 64 eps (1 + sum of the value vectors' norms), a few ulps of the distance's norms."""
+    """Proposition 4's unit test: 64 eps (1 + sum of the value vectors' norms), a few ulps of the distance's norms."""
     return 64 * EPS * (1 + sum(norms))
+
+
+def probe_rel_tolerance(A: np.ndarray, u: np.ndarray, Q: np.ndarray, W: np.ndarray, tangent_sv: np.ndarray,
+                        rank: int) -> float:
+    """C5a: relative Frobenius tolerance of the O(rd) learner, ||t|| / (s_dof ||A||_F).
+
+    Probe i's answer rounds by a few eps max(1, |f_i|); the logit carries it to D_i with the factor
+    1 / (|u^T w_i| p_i (1 - p_i)) (Lemma 1, logit' = 1/(p(1-p))), and the logit adds a few eps max(1, |z_i|):
+    t_i = 100 eps (max(1, |f_i|) / (|u^T w_i| p_i (1 - p_i)) + max(1, |z_i|)). A least-squares fit on the
+    rank-r matrices moves by at most ||t|| / s_rank to first order, s_rank the smallest nonzero singular value
+    of the probes on the tangent space (``tangent_sv``, ``rank`` its measured numerical rank).
+    """
+    A, u = np.asarray(A, dtype=float), np.asarray(u, dtype=float)
+    z = np.einsum("ia,ab,ib->i", Q, A, W)
+    p = 1.0 / (1.0 + np.exp(-z))
+    margin = W @ u
+    f = Q @ u + p * margin
+    t = FP_SAFETY * EPS * (np.maximum(1.0, np.abs(f)) / (np.abs(margin) * p * (1 - p)) + np.maximum(1.0, np.abs(z)))
+    return float(np.linalg.norm(t) / tangent_sv[rank - 1] / np.linalg.norm(A))
