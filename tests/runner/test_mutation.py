@@ -1,5 +1,6 @@
 """The mutation engine: operators, sites, the in-process replay with its memo, and the stored reports."""
 
+import json
 import shutil
 import sys
 import types
@@ -296,3 +297,39 @@ def test_the_stored_mutation_report_is_the_score_of_the_code(chapter):
     notes = report.read_notes(chapter, enumerate_mutants((report.package_dir(chapter) / "theory.py").read_text()))
     assert set(notes[1]) >= set(stored["untested"])
 
+
+
+def test_renote_reapplies_edited_notes_to_the_stored_runs_and_refuses_once_the_code_changed(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    folder = tmp_path / "renote_demo"
+    folder.mkdir()
+    (folder / "theory.py").write_text("def f(x):\n    return 2.0 * x + 1.0\n")
+    (folder / "claims.py").write_text("# claims\n")
+    nb = jupytext.reads("# Demo\n\n```{code-cell} ipython3\nx = 1\n```\n", fmt="md:myst")
+    jupytext.write(nb, tmp_path / "renote-demo.ipynb")
+    chapter = SimpleNamespace(slug="renote-demo", notebook_path=tmp_path / "renote-demo.ipynb")
+    monkeypatch.setattr(report, "package_dir", lambda c: folder)
+    mutants = enumerate_mutants((folder / "theory.py").read_text())
+    assert len(mutants) >= 2
+    survivor = mutants[0].id
+    results = {m.id: {"status": "survived" if m.id == survivor else "killed", "failed": [], "error": None,
+                      "misses": []} for m in mutants}
+    stored = report._assemble(chapter, mutants, results, 1.0, 1)
+    (folder / report.REPORT_NAME).write_text(json.dumps(stored))
+    assert stored["unexplained_survivors"] == [survivor] and stored["score"] < 1
+
+    (folder / report.NOTES_NAME).write_text(f'[equivalent]\n"{survivor}" = "the same function"\n')
+    assert report.load_report(chapter)["code_hash"] != report.code_hash(chapter)  # notes changed: stale
+    new = report.renote(chapter)
+    assert new["code_hash"] == report.code_hash(chapter) and new["score"] == 1.0
+    assert new["counts"]["equivalent"] == 1 and new["unexplained_survivors"] == []
+    assert {r["id"]: r["status"] for r in new["results"]} == {
+        m.id: "equivalent" if m.id == survivor else "killed" for m in mutants}
+
+    (folder / report.NOTES_NAME).write_text(f'[untested]\n"{survivor}" = "not measured"\n')  # and back again
+    assert report.renote(chapter)["untested"] == [survivor]
+
+    (folder / "claims.py").write_text("# claims, changed\n")  # the runs no longer describe the code
+    with pytest.raises(report.MutationUsageError, match="run the mutants again"):
+        report.renote(chapter)

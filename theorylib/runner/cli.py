@@ -196,15 +196,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_mutate(args: argparse.Namespace) -> int:
-    from .mutation.report import TARGET, MutationUsageError, run_mutation, summary_text
+    from .mutation.report import TARGET, MutationUsageError, renote, run_mutation, summary_text
 
     chapters = all_chapters() if args.all or not args.slugs else [get_chapter(s) for s in args.slugs]
     ok = True
     for chapter in chapters:
         print(f"mutating {chapter.slug} ...", file=sys.stderr, flush=True)
         try:
-            report = run_mutation(chapter, jobs=args.jobs, scheduler=args.scheduler, progress=not args.no_progress,
-                                  only=args.only)
+            if args.renote:
+                report = renote(chapter)
+            else:
+                report = run_mutation(chapter, jobs=args.jobs, scheduler=args.scheduler,
+                                      progress=not args.no_progress, only=args.only)
         except MutationUsageError as e:
             raise UsageError(str(e)) from None
         print(summary_text(report))
@@ -270,6 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", metavar="TEXT", help="only the mutants whose id contains TEXT (e.g. a function "
                    "name); the report is printed, not stored")
     p.add_argument("--no-progress", action="store_true", help="no progress counter")
+    p.add_argument("--renote", action="store_true", help="re-apply an edited mutation.toml to the stored report "
+                   "without running the mutants again (refused once the theory, claims or notebook code changed)")
     p.set_defaults(func=cmd_mutate)
 
     p = sub.add_parser("refresh", help="re-execute stored chapters in place (maintainers), sync twins")

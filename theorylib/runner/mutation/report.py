@@ -61,13 +61,18 @@ def package_dir(chapter: BookChapter) -> Path:
     return PACKAGES_DIR / package_name(chapter.slug)
 
 
-def code_hash(chapter: BookChapter) -> str:
-    """sha256 of what the score depends on: theory.py, claims.py, the notebook's code cells, the notes."""
+def code_hash(chapter: BookChapter, *, notes: bool = True) -> str:
+    """sha256 of what the score depends on: theory.py, claims.py, the notebook's code cells, the notes.
+
+    ``notes=False`` leaves the notes out: the hash of what the mutant runs depend on (``run_hash`` of the report),
+    so that :func:`renote` can re-apply changed notes to stored runs without running the mutants again.
+    """
     folder = package_dir(chapter)
     h = hashlib.sha256()
     for name in ("theory.py", "claims.py", NOTES_NAME):
         path = folder / name
-        h.update(name.encode() + b"\0" + (path.read_bytes() if path.exists() else b"") + b"\0")
+        content = path.read_bytes() if path.exists() and (notes or name != NOTES_NAME) else b""
+        h.update(name.encode() + b"\0" + content + b"\0")
     nb = nbformat.read(str(chapter.notebook_path), as_version=4)
     for cell in nb.cells:
         if cell.cell_type == "code":
@@ -137,12 +142,11 @@ def run_mutation(chapter: BookChapter, *, jobs: int | None = None, scheduler: st
     if not theory.exists():
         raise MutationUsageError(f"{chapter.slug}: no theory module {theory}")
     mutants = enumerate_mutants(theory.read_text(), f"theorylib/chapters/{folder.name}/theory.py")
-    equivalent, untested = read_notes(chapter, mutants)
+    read_notes(chapter, mutants)  # bad notes stop the run before it starts
     if only:
         mutants = [m for m in mutants if only in m.id]
         if not mutants:
             raise MutationUsageError(f"--only {only!r}: no mutant id contains it")
-    allowed_misses = read_evaluates_theory(chapter)
     record = claims_record(chapter.notebook_path)
     stored = (record or {}).get("claims")
     start = time.perf_counter()
@@ -172,6 +176,18 @@ def run_mutation(chapter: BookChapter, *, jobs: int | None = None, scheduler: st
         if cluster is not None:
             cluster.close()
     seconds = time.perf_counter() - start
+    report = _assemble(chapter, mutants, results, seconds, len(workers))
+    if not only:
+        (folder / REPORT_NAME).write_text(json.dumps(report, indent=1) + "\n")
+    return report
+
+
+def _assemble(chapter: BookChapter, mutants: list[Mutant], results: dict[str, dict[str, Any]], seconds: float,
+              workers: int) -> dict[str, Any]:
+    """The report of the mutants' run results under the chapter's current notes."""
+    folder = package_dir(chapter)
+    equivalent, untested = read_notes(chapter, mutants)
+    allowed_misses = read_evaluates_theory(chapter)
     rows = []
     for m in mutants:
         res = results[m.id]
@@ -185,8 +201,8 @@ def run_mutation(chapter: BookChapter, *, jobs: int | None = None, scheduler: st
     counts = {s: sum(r["status"] == s for r in rows) for s in (*KILLED, "survived", "equivalent")}
     killed = sum(counts[s] for s in KILLED)
     denominator = len(rows) - counts["equivalent"]
-    report = {
-        "chapter": chapter.slug, "code_hash": code_hash(chapter),
+    return {
+        "chapter": chapter.slug, "code_hash": code_hash(chapter), "run_hash": code_hash(chapter, notes=False),
         "theory": f"theorylib/chapters/{folder.name}/theory.py",
         "engine": f"cosmic-ray {_version('cosmic-ray')} operators {sorted(COSMIC_RAY)} + formula operators "
                   f"{sorted(FORMULA)}",
@@ -196,12 +212,36 @@ def run_mutation(chapter: BookChapter, *, jobs: int | None = None, scheduler: st
         "unexplained_survivors": sorted(r["id"] for r in rows if r["status"] == "survived" and r["id"] not in untested),
         "moved_measurements": sorted({f for r in rows for f in r["moved_measurements"]}),
         "evaluates_theory": allowed_misses,
-        "seconds": round(seconds, 1), "workers": len(workers),
+        "seconds": round(seconds, 1), "workers": workers,
         "results": rows,
     }
-    if not only:
-        (folder / REPORT_NAME).write_text(json.dumps(report, indent=1) + "\n")
-    return report
+
+
+def renote(chapter: BookChapter) -> dict[str, Any]:
+    """Re-apply the chapter's current ``mutation.toml`` to its stored report, without running the mutants again.
+
+    Allowed only while what the runs depend on (theory, claims, the notebook's code) is unchanged since the
+    report was made (its ``run_hash``); otherwise the mutants must be run again.
+    """
+    report = load_report(chapter)
+    if report is None or "run_hash" not in report:
+        raise MutationUsageError(f"{chapter.slug}: no stored report with a run hash; run the mutants first")
+    if report["run_hash"] != code_hash(chapter, notes=False):
+        raise MutationUsageError(f"{chapter.slug}: the theory, the claims or the notebook's code changed since the "
+                                 "report was made; run the mutants again")
+    folder = package_dir(chapter)
+    mutants = enumerate_mutants((folder / "theory.py").read_text(), f"theorylib/chapters/{folder.name}/theory.py")
+    stored = {r["id"]: r for r in report["results"]}
+    if set(stored) != {m.id for m in mutants}:
+        raise MutationUsageError(f"{chapter.slug}: the stored report's mutants are not the theory's")
+    allowed = read_evaluates_theory(chapter)
+    results = {i: {"status": "survived" if r["status"] == "equivalent" else r["status"], "failed": r["failed_claims"],
+                   "error": r["error"], "misses": r["moved_measurements"]} for i, r in stored.items()}
+    if not set(report["evaluates_theory"]) <= set(allowed):  # the stored runs no longer hold what it allowed
+        raise MutationUsageError(f"{chapter.slug}: [evaluates_theory] lost entries; run the mutants again")
+    new = _assemble(chapter, mutants, results, report["seconds"], report["workers"])
+    (folder / REPORT_NAME).write_text(json.dumps(new, indent=1) + "\n")
+    return new
 
 
 def _version(name: str) -> str:
