@@ -330,6 +330,51 @@ def test_c2b_measures_the_constant_minus_m2_over_3(sweep):
     assert a0 == pytest.approx(-M**2 / 3, abs=cl.rate_tolerance(M) / 10)
 
 
+def test_c2b_rejects_a_wrong_log2_constant_in_the_stirling_form(sweep):
+    """-(1/4) log 2 in place of -(3/4) log 2 (the 2 of (2n-1)!!/(2 (E|Z|^n)^2) forgotten): C2b's Stirling
+    residual extrapolates to -(1/2) log 2, far outside the tolerance; the Gamma form alone would not see it."""
+
+    def wrong(L, M, *, stirling=False):
+        true = theory.log_ratio_asymptotic(L, M, stirling=stirling)
+        return true + 0.5 * math.log(2) if stirling else true
+
+    claim = cl.claim_c2b("C2b", sweep.tilted, theory=variant(theory, log_ratio_asymptotic=wrong))
+    assert not claim.passed
+    assert claim.measured == pytest.approx(-0.5 * math.log(2), abs=10 * claim.tolerance)
+    assert abs(claim.details["intercepts"][0]) <= claim.tolerance
+
+
+def test_c2b_stirling_constant_is_the_limit_of_the_gamma_form():
+    """(1/2) log[(2n-1)!!/(2 (E|Z|^n)^2)] - (n/2) log 2 -> -(3/4) log 2, with an O(1/n) remainder."""
+    for L in (100, 1000, 10000):
+        n = L + 1
+        d = theory.log_ratio_asymptotic(L, 1.0) - theory.log_ratio_asymptotic(L, 1.0, stirling=True)
+        assert abs(d) <= 1.0 / n
+
+
+def test_cut_off_margin_from_le_cam_and_on_the_tilted_pairs(sweep):
+    """X - M = sqrt(4 ell + 80) leaves 4 Phibar(X - M) <= 4 e^{-40} H^2 < 1.7e-17 H^2 for any pair
+    (H >= TV/sqrt 2, Le Cam), and <= 2 e^{-40} H^2 < 1e-17 H^2 on the tilted pairs, which have H > TV."""
+    assert 4 * math.exp(-40) < 1.7e-17 and 2 * math.exp(-40) < 1e-17
+    for ell in (1.0, 20.0, 80.0, 200.0):
+        tail = 4 * special.ndtr(-math.sqrt(4 * ell + 80))
+        assert tail <= 4 * math.exp(-40) * math.exp(-2 * ell) / 2  # H^2 >= TV^2 / 2 = e^{-2 ell} / 2
+        assert model.cutoff(ell, 1.0) - 1.0 == pytest.approx(math.sqrt(4 * ell + 80))
+    log_ratio = np.array([m.log_h - m.log_tv for m in sweep.tilted])
+    assert np.all(log_ratio > 0.1)
+
+
+def test_exponent_at_m2_l30_exceeds_log2():
+    """log(H/TV) log(ell)/ell of the tilted pair at M = 2, L = 30, measured from the atoms: above log 2,
+    and equal to the closed forms' value shown in the text."""
+    m = model.measure_fd_pair(30, 2.0, panels=DEF["quad_panels"], nodes=DEF["quad_nodes"])
+    ell = -m.log_tv
+    measured = (m.log_h - m.log_tv) * math.log(ell) / ell
+    lt, lh = theory.log_tv_closed(30, 2.0)[0], theory.log_h_closed(30, 2.0)[0]
+    assert measured == pytest.approx((lh - lt) * math.log(-lt) / -lt, rel=1e-8)
+    assert measured > math.log(2) + 0.03
+
+
 def test_c3_rejects_wrong_constants_and_leading_order(sweep):
     assert cl.claim_c3("C3", sweep.tilted).passed
     for wrong in (variant(theory, c1=theory.wrong_c1_no_quartic), variant(theory, c1=theory.wrong_c1_zero),

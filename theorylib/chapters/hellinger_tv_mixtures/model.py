@@ -216,7 +216,9 @@ def working_dps(ell: float) -> int:
 
 
 def cutoff(ell: float, M: float) -> float:
-    """X = M + sqrt(4 ell + 80): the neglected mass 4 Phibar(X - M) <= 2 e^{-2 ell - 40} < 1e-17 H^2 (H >= TV)."""
+    """X = M + sqrt(4 ell + 80): the neglected mass 4 Phibar(X - M) <= 2 e^{-2 ell - 40} <= 4 e^{-40} H^2
+    < 1.7e-17 H^2 for any pair, by Le Cam's H >= TV / sqrt(2) (2 e^{-40} H^2 < 1e-17 H^2 where H >= TV, as for
+    the tilted pairs)."""
     return check_M(M) + math.sqrt(4 * max(float(ell), 0.0) + 80.0)
 
 
