@@ -184,6 +184,32 @@ def test_amplification_rankone_and_pair_identity():
     assert_allclose(theory.split_pair_disagreement([1.0, 2.5]), [2.0, 5.0])
 
 
+def test_rankone_term_equals_the_bulk_along_the_input_and_is_the_delta_method_at_fixed_d():
+    s, n = model.logunif_spectrum(30), 60
+    k = theory.kappa(0.05, s, n)
+    rng = np.random.default_rng(3)
+    amp = theory.amplification(s, k, n)
+    for y in (rng.standard_normal(30), np.eye(30)[4] * 2.0, np.ones(30)):
+        v = y / np.linalg.norm(y)
+        w = theory.rankone_term(s, k, y, n)
+        bulk = float(np.sum(theory.predicted_cov_diag(s, k, y, n) * v**2))
+        assert_allclose((v @ w) ** 2, bulk, rtol=1e-12)  # along the input: rank-one term = bulk term
+        assert_allclose(w, k * s * y / (s + k) ** 2 * np.sqrt(amp / n), rtol=1e-12)  # kappa^2 uu^T amp / n
+        assert_allclose(theory.wrong_rankone_unamplified(s, k, y, n), w / np.sqrt(amp), rtol=1e-12)
+        assert np.all(theory.wrong_rankone_dropped(s, k, y, n) == 0)
+        # homogeneous of degree one in y (the term is quadratic)
+        assert_allclose(theory.rankone_term(s, k, 3 * y, n), 3 * w, rtol=1e-12)
+    # the trace of bulk + rank-one term at kappa -> sigma^2 and df2/n -> 0 is the fixed-d delta-method limit
+    y, sig2, N = rng.standard_normal(30), 0.05, 10**9
+    kN = theory.kappa(sig2, s, N)
+    total = N * (np.sum(theory.predicted_cov_diag(s, kN, y, N)) + np.sum(theory.rankone_term(s, kN, y, N) ** 2))
+    assert_allclose(total, theory.delta_method_variance(s, y, sig2), rtol=1e-6)
+    with pytest.raises(ValueError, match="shape"):
+        theory.rankone_term(s, k, y[:5], n)
+    with pytest.raises(ValueError):
+        theory.rankone_term(s, -1.0, y, n)
+
+
 # ------------------------------------------------------------------------------------------------
 # simulation helpers
 
@@ -410,6 +436,35 @@ def test_mutation_C2_profile(runs):
     assert claims.claim_profile("C2p", run_P, run_2P, 0).passed
     iso = variant(theory, predicted_cov_diag=theory.wrong_cov_diag_isotropic_profile)
     assert not claims.claim_profile("C2p", run_P, run_2P, 0, theory=iso).passed
+
+
+def test_mutation_C2_own_direction(runs):
+    run_P, run_2P = runs
+    claim = claims.claim_own_direction("C2o", run_P, run_2P)
+    assert claim.passed and claim.details["r_inf"].shape == (len(model.INPUT_NAMES),)
+    dropped = variant(theory, rankone_term=theory.wrong_rankone_dropped)
+    assert not claims.claim_own_direction("C2o", run_P, run_2P, theory=dropped).passed
+    pooled = claims.claim_own_direction("C2b", run_P, run_2P, pooled=True)
+    assert pooled.passed and pooled.measured == 1 + pooled.details["r_inf"][0] and pooled.tolerance > 0
+    for wrong in (theory.wrong_rankone_dropped, theory.wrong_rankone_unamplified):
+        bad = variant(theory, rankone_term=wrong)
+        assert not claims.claim_own_direction("C2b", run_P, run_2P, pooled=True, theory=bad).passed
+
+
+def test_own_direction_statistic_without_a_bank_uses_the_named_inputs_only():
+    s = model.logunif_spectrum(12)
+    rng = np.random.default_rng(0)
+    Y = model.fluct_inputs(s, 0.05, rng)
+    run = model.simulate_splits(s, 24, 40, rng, sigma2_list=[0.05], sigma2_fluct=0.05, inputs=Y, a=0.01, b=1.0)
+    r, cov = claims.own_direction_ratio(run)
+    assert r.shape == (Y.shape[0],) and cov.shape == (Y.shape[0],) * 2
+    # by hand: the unbiased variance of v^T D_hat(y) over the datasets against the prediction
+    k = theory.kappa(0.05, s, 24)
+    v = Y[1] / np.linalg.norm(Y[1])
+    pred = np.sum(theory.predicted_cov_diag(s, k, Y[1], 24) * v**2) + (v @ theory.rankone_term(s, k, Y[1], 24)) ** 2
+    assert_allclose(r[1], np.var(run.denoised[:, 1, :] @ v, ddof=1) / pred - 1, rtol=1e-10)
+    with pytest.raises(ValueError, match="bank"):
+        claims.claim_own_direction("x", run, run, pooled=True)
 
 
 @pytest.mark.parametrize("factor,holds", [(2.0, True), (1.0, False)])

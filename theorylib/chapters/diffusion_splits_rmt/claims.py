@@ -140,6 +140,57 @@ def claim_profile(name: str, run_P: SplitRun, run_2P: SplitRun, k: int, nbins: i
     return _chi2(name, ex["r_inf"], ex["cov_inf"], why).with_details(**ex)
 
 
+def _own_direction(s: np.ndarray, kap: float, Y: np.ndarray, D: np.ndarray, n: int,
+                   theory: Theory) -> tuple[np.ndarray, np.ndarray]:
+    """Projections v^T D_hat(y) (reps, k) on the inputs' own directions v = y/|y| and their predicted variances
+    c(y) v^T G Sigma G v + (v^T u)^2 (k,), u u^T the rank-one term of Theorem 2 (theory.rankone_term)."""
+    dirs = Y / np.linalg.norm(Y, axis=1, keepdims=True)
+    pred = np.array([np.sum(theory.predicted_cov_diag(s, kap, y, n) * v**2)
+                     + float(v @ theory.rankone_term(s, kap, y, n)) ** 2
+                     for y, v in zip(Y, dirs, strict=True)], dtype=float)
+    return np.einsum("rkd,kd->rk", D, dirs), pred
+
+
+def own_direction_ratio(run: SplitRun, *, theory: Theory = _theory) -> tuple[np.ndarray, np.ndarray]:
+    """Per named input y, then pooled over the bank of random inputs: the variance over datasets of v^T D_hat(y),
+    v = y/|y| (the input's own direction), measured/predicted - 1; delete-one jackknife over datasets.
+    Returns (r (k+1,), cov)."""
+    s = run.s
+    kap = float(theory.kappa(run.sigma2_fluct, s, run.n))
+    proj, pred = _own_direction(s, kap, run.inputs, run.denoised, run.n, theory)
+    if run.bank.shape[0] == 0:  # no bank: the named inputs only
+        return jackknife(var_features(proj), lambda means, count: unbiased_var(means, count) / pred - 1.0)
+    proj_b, pred_b = _own_direction(s, kap, run.bank, run.bank_denoised, run.n, theory)
+    k = proj.shape[1]
+
+    def stat(means: np.ndarray, count: int) -> np.ndarray:
+        v = unbiased_var(means, count)
+        pooled = v[..., k:].sum(axis=-1, keepdims=True) / pred_b.sum()
+        return np.concatenate([v[..., :k] / pred, pooled], axis=-1) - 1.0
+
+    return jackknife(var_features(np.concatenate([proj, proj_b], axis=1)), stat)
+
+
+def claim_own_direction(name: str, run_P: SplitRun, run_2P: SplitRun, pooled: bool = False, *,
+                        theory: Theory = _theory) -> Claim:
+    """C2 (rank-one term): the Richardson variance ratios along the inputs' own directions, for the named inputs
+    jointly consistent with 1 (whitened chi2_k), or (``pooled``) the ratio pooled over the bank of random inputs
+    within 3.29 SE_inf of 1."""
+    ex = _extrapolated(*own_direction_ratio(run_P, theory=theory), *own_direction_ratio(run_2P, theory=theory))
+    why = ("Var_data(v^T D_hat(y)), v = y/|y|, / [c(y) v^T G Sigma G v + kappa^2 (v^T Sigma G^2 y)^2/(n(1-df2/n))]"
+           " - 1, Richardson n->2n, delete-one jackknife covariance; ")
+    k = run_P.inputs.shape[0]
+    if pooled:
+        if ex["r_inf"].size <= k:
+            raise ValueError("the pooled claim needs a bank of random inputs")
+        last = {key: (val[k:] if key.startswith("r_") or key == "se_inf" else val[k:, k:])
+                for key, val in ex.items()}
+        return _zscore(name, last, why + "summed over the bank of random inputs, 3.29 SE_inf")
+    return _chi2(name, ex["r_inf"][:k], ex["cov_inf"][:k, :k], why + "per named input, joint chi2 at alpha = 1e-3"
+                 ).with_details(**{key: (val[:k] if key.startswith("r_") or key == "se_inf" else val[:k, :k])
+                                   for key, val in ex.items()})
+
+
 def bank_variance_ratio(run: SplitRun, *, theory: Theory = _theory) -> tuple[np.ndarray, np.ndarray]:
     """The total variance summed over the bank of random inputs, measured/predicted - 1 (one statistic);
     delete-one jackknife over datasets."""

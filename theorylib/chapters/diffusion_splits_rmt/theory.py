@@ -127,6 +127,20 @@ def predicted_cov_diag(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> np.nda
     return second - (predicted_mean_shrinkage(s, kap) * y) ** 2
 
 
+def rankone_term(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> np.ndarray:
+    """The rank-one part of Cov_data(D_hat(y)) (Theorem 2): kappa^2 u u^T / (n (1 - df2/n)), u = Sigma G^2 y,
+    returned as the vector w with w w^T equal to it.
+
+    It is invisible in the trace (O(1/d) of c(y) tr Sigma G^2) but along the input v = y/|y| it equals the bulk
+    term c(y) v^T G Sigma G v, so the variance there is twice the bulk's. At fixed d it is sigma^4 u u^T/n."""
+    s = _spectrum(s)
+    y = np.asarray(y, dtype=float)
+    if y.shape != s.shape:
+        raise ValueError(f"input y must have shape {s.shape}, got {y.shape}")
+    g = 1.0 / (s + check_positive("kappa", kap))
+    return kap * s * g**2 * y * np.sqrt(amplification(s, kap, n) / n)
+
+
 def split_pair_disagreement(total_variance: ArrayLike) -> np.ndarray:
     """E|D1(y) - D2(y)|^2 = 2 tr Cov_data D_hat(y) for two independent splits, exactly, at any n."""
     return 2.0 * np.asarray(total_variance, dtype=float)
@@ -262,6 +276,20 @@ def wrong_cov_diag_isotropic_profile(s: ArrayLike, kap: float, y: ArrayLike, n: 
     s = _spectrum(s)
     tot = float(np.sum(predicted_cov_diag(s, kap, y, n)))
     return np.full_like(s, tot / s.size)
+
+
+def wrong_rankone_unamplified(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> np.ndarray:
+    """Wrong: the rank-one term with the fixed-d coefficient kappa^2 u u^T/n, without the amplification
+    1/(1 - df2/n) that the bulk term carries."""
+    s = _spectrum(s)
+    g = 1.0 / (s + kap)
+    return kap * s * g**2 * np.asarray(y, dtype=float) / np.sqrt(check_positive_int("n", n))
+
+
+def wrong_rankone_dropped(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> np.ndarray:
+    """Wrong: the covariance is c(y) G Sigma G alone, no rank-one term along Sigma G^2 y; right in the trace
+    to O(1/d), off by a factor 2 along the input."""
+    return np.zeros_like(_spectrum(s))
 
 
 def wrong_disagreement_inverse_sqrt_n(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> float:
