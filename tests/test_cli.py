@@ -94,7 +94,7 @@ def test_list_is_aligned_and_shows_rules_and_the_last_runtime(capsys):
     assert cli.main(["list", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert all(isinstance(c["last_run_s"], float) and c["last_run_s"] > 0 for c in listed)
-    assert {c["slug"]: c["relations"] for c in listed}["attention-query-learning"] == ["2 r <= d_lr"]
+    assert {c["slug"]: c["relations"] for c in listed}["attention-query-learning"] == ["s_amp < s_amp2", "2 r <= d_lr"]
 
 
 def test_failed_claim_exits_1_and_shows_the_table(toy, tmp_path, capsys):
