@@ -528,11 +528,30 @@ def test_mutation_C3_fixed_d_rank_one_term(fixed_d):
 def test_mutation_C4_fractional(runs):
     run_P, run_2P = runs
     wrong = {"smap": {"sampling_map_detequiv": theory.wrong_sampling_map_plugin},
+             "smid": {"sampling_map_detequiv": theory.wrong_sampling_map_plugin},
              "ssqrt": {"sqrt_detequiv": theory.wrong_sqrt_plugin}}
-    for which in ("smap", "ssqrt"):
+    for which in ("smap", "smid", "ssqrt"):
         assert claims.claim_fractional("C4", run_P, run_2P, which).passed
         assert not claims.claim_fractional("C4", run_P, run_2P, which, theory=variant(theory, **wrong[which])).passed
     with pytest.raises(ValueError, match="which"):
         claims.claim_fractional("C4", run_P, run_2P, "other")
     with pytest.raises(ValueError, match="which"):
         claims.fractional_stat(run_P, "other", np.ones(run_P.s.size))
+
+
+def test_midpoint_map_is_the_trajectory_stopped_at_sqrt_ab():
+    """smid = diag (Sigma_hat + sqrt(ab))^{1/2} (Sigma_hat + b)^{-1/2}, by hand from one dataset's eigenpairs;
+    the claims predict it at the same a_mid."""
+    s = model.logunif_spectrum(12)
+    rng = np.random.default_rng(3)
+    Y = model.fluct_inputs(s, 0.05, rng)
+    run = model.simulate_splits(s, 24, 4, rng_for(2, "mid"), sigma2_list=[0.05], sigma2_fluct=0.05, inputs=Y,
+                                a=0.01, b=4.0, chunk=1)
+    assert run.a_mid == pytest.approx(0.2, rel=1e-15)
+    ev, V = model.sample_eigh(s, 24, 1, rng_for(2, "mid"))
+    by_hand = np.einsum("ij,j,ij->i", V[0], np.sqrt((ev[0] + 0.2) / (ev[0] + 4.0)), V[0])
+    assert_allclose(run.smid[0], by_hand, rtol=1e-12)
+    assert_allclose(claims.fractional_prediction(run, "smid"), theory.sampling_map_detequiv(s, 24, 0.2, 4.0))
+    assert not np.allclose(run.smid, run.smap)
+    with pytest.raises(ValueError, match="0 < a < b"):
+        model.trajectory_midpoint(4.0, 1.0)

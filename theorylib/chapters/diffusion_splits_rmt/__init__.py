@@ -33,11 +33,11 @@ CHAPTER = Chapter(
         Param("rankone_n", 400, "int", "the fixed-d claim uses the sizes n and 2n", low=100, high=4000),
         Param("rankone_reps", 4000, "int", "datasets per size of the fixed-d claim", low=500, high=20000),
         Param("sigma_min", 0.1, "float", "end of the sampling trajectory (C4)", low=1e-4, high=1.0),
-        Param("sigma_max", 10.0, "float", "start of the sampling trajectory (C4)", low=1.0, high=100.0),
+        Param("sigma_max", 2.0, "float", "start of the sampling trajectory (C4)", low=1.0, high=100.0),
     ),
     alternatives={
         "A": {"gamma": 2.0, "d": 100, "reps": 1000, "sigma2_list": [0.02, 0.1, 0.4]},
-        "B": {"spectrum": "twolevel", "gamma": 0.25, "d": 80},
+        "B": {"spectrum": "twolevel", "gamma": 0.25, "d": 80, "sigma_min": 0.02, "sigma_max": 10.0},
     },
     relations=(
         Relation(("rate_n", "rate_fit_from"), "at least 3 sizes of rate_n are >= rate_fit_from (the C3 fit window)",

@@ -271,21 +271,25 @@ def claim_fixed_d(name: str, data: FixedDData, *, theory: Theory = _theory) -> C
 # C4: fractional powers
 
 
-FRACTIONAL = ("smap", "ssqrt")
+FRACTIONAL = ("smap", "smid", "ssqrt")
 
 
 def fractional_prediction(run: SplitRun, which: str, *, theory: Theory = _theory) -> np.ndarray:
-    """diag E[M_hat] (``"smap"``, ``theory.sampling_map_detequiv``) or diag E[Sigma_hat^1/2] (``"ssqrt"``,
-    ``theory.sqrt_detequiv``) at the size of ``run``."""
+    """diag E[M_hat] (``"smap"``: the whole trajectory b -> a; ``"smid"``: stopped at its midpoint b -> a_mid;
+    both ``theory.sampling_map_detequiv``) or diag E[Sigma_hat^1/2] (``"ssqrt"``, ``theory.sqrt_detequiv``) at the
+    size of ``run``."""
     if which == "smap":
         return np.asarray(theory.sampling_map_detequiv(run.s, run.n, run.a, run.b), dtype=float)
+    if which == "smid":
+        return np.asarray(theory.sampling_map_detequiv(run.s, run.n, run.a_mid, run.b), dtype=float)
     if which == "ssqrt":
         return np.asarray(theory.sqrt_detequiv(run.s, run.n), dtype=float)
     raise ValueError(f"which must be one of {FRACTIONAL}, got {which!r}")
 
 
 def fractional_stat(run: SplitRun, which: str, pred: np.ndarray, nbins: int = 5) -> tuple[np.ndarray, np.ndarray]:
-    """Per-bin relative error mean(measured)/pred - 1 of diag E[M_hat] (``"smap"``) or diag E[Sigma_hat^1/2]."""
+    """Per-bin relative error mean(measured)/pred - 1 of diag E[M_hat] (``"smap"``, ``"smid"``) or of
+    diag E[Sigma_hat^1/2] (``"ssqrt"``)."""
     if which not in FRACTIONAL:
         raise ValueError(f"which must be one of {FRACTIONAL}, got {which!r}")
     X = getattr(run, which)

@@ -115,7 +115,8 @@ class SplitRun:
     shrink (reps, L, d): diag sigma^2 R(sigma^2) for each noise level of ``sigma2_list``;
     denoised (reps, k, d): D_hat(y) at ``sigma2_fluct`` for each input row of ``inputs`` (the named inputs);
     bank_denoised (reps, B, d): the same for each row of ``bank`` (B random inputs, for the pooled claim);
-    smap (reps, d): diag M_hat; ssqrt (reps, d): diag Sigma_hat^{1/2}.
+    smap (reps, d): diag M_hat, the map of the whole trajectory b -> a; smid (reps, d): the same map stopped at
+    the trajectory's midpoint, b -> a_mid (see :func:`trajectory_midpoint`); ssqrt (reps, d): diag Sigma_hat^{1/2}.
     """
 
     s: np.ndarray
@@ -128,9 +129,22 @@ class SplitRun:
     shrink: np.ndarray
     denoised: np.ndarray
     smap: np.ndarray
+    smid: np.ndarray
     ssqrt: np.ndarray
     bank: np.ndarray
     bank_denoised: np.ndarray
+
+    @property
+    def a_mid(self) -> float:
+        """The noise variance where the map ``smid`` stops, :func:`trajectory_midpoint` of (a, b)."""
+        return trajectory_midpoint(self.a, self.b)
+
+
+def trajectory_midpoint(a: float, b: float) -> float:
+    """sqrt(a b): the noise variance sigma_mid^2 with sigma_mid = sqrt(sigma_min sigma_max), the trajectory's
+    geometric midpoint in sigma (a = sigma_min^2, b = sigma_max^2)."""
+    _check_ab(a, b)
+    return float(np.sqrt(a * b))
 
 
 def _check_ab(a: float, b: float) -> None:
@@ -157,7 +171,8 @@ def simulate_splits(s: ArrayLike, n: int, reps: int, rng: np.random.Generator, *
     sig = tuple(float(v) for v in sigma2_list)
     if any(v <= 0 for v in sig) or sigma2_fluct <= 0:
         raise ValueError("noise levels must be > 0")
-    shrink, den, smap, ssqrt = [], [], [], []
+    a_mid = trajectory_midpoint(a, b)
+    shrink, den, smap, smid, ssqrt = [], [], [], [], []
     done = 0
     while done < reps:
         c = min(chunk, reps - done)
@@ -165,11 +180,13 @@ def simulate_splits(s: ArrayLike, n: int, reps: int, rng: np.random.Generator, *
         shrink.append(np.stack([matrix_function_diag(ev, V, lambda x, t=t: t / (x + t)) for t in sig], axis=1))
         den.append(denoiser_outputs(ev, V, np.vstack([inputs, bank]), sigma2_fluct))
         smap.append(matrix_function_diag(ev, V, lambda x: np.sqrt((x + a) / (x + b))))
+        smid.append(matrix_function_diag(ev, V, lambda x: np.sqrt((x + a_mid) / (x + b))))
         ssqrt.append(matrix_function_diag(ev, V, np.sqrt))
         done += c
     den_all = np.concatenate(den)
     return SplitRun(s, n, sig, float(sigma2_fluct), inputs, float(a), float(b), np.concatenate(shrink),
-                    np.ascontiguousarray(den_all[:, :k]), np.concatenate(smap), np.concatenate(ssqrt), bank,
+                    np.ascontiguousarray(den_all[:, :k]), np.concatenate(smap), np.concatenate(smid),
+                    np.concatenate(ssqrt), bank,
                     np.ascontiguousarray(den_all[:, k:]))
 
 
