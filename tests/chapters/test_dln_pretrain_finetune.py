@@ -103,18 +103,42 @@ def test_finetune_geometry_of_both_heads():
 
 
 def leakage_law(X, y, beta_P, alpha_u, alpha_v, alpha_h):
-    """The leakage law (Proposition: leakage law), the alpha_h -> 0 limit of the projection's leakage.
+    """The leakage law at alpha_h: C alpha_h^2 (lam < 0) or L_0 (lam > 0), from the theory's functions."""
+    law = claims.predicted_law(X, y, beta_P, alpha_u, alpha_v)
+    return law * alpha_h**2 if alpha_u < alpha_v else law
 
-    lam < 0: C alpha_h^2 with C = (1/2) sum_{j not in S} |sinh(2 (X^T nu_0)_j)|, nu_0 the multiplier of the
-    projection restricted to S with lam_i = u_{P,i}^2 and start 0. lam > 0: L_0, the leakage of the projection
-    with lam' = u_P^2 (= lam off S) and start 0."""
-    u, _ = theory.pretrained_weights(beta_P, alpha_u, alpha_v)
-    S = beta_P != 0
-    if alpha_u < alpha_v:
-        _, nu = theory.bregman_projection(X[:, S], y, u[S] ** 2, np.zeros(int(S.sum())))
-        return float(0.5 * np.sum(np.abs(np.sinh(2.0 * (X[:, ~S].T @ nu)))) * alpha_h**2)
-    beta, _ = theory.bregman_projection(X, y, u * u, np.zeros_like(beta_P))
-    return float(np.sum(np.abs(beta[~S])))
+
+def test_leakage_constant_is_half_the_sinh_sum_of_the_restricted_multiplier():
+    pre = model.sample_pretraining(20, 6, 40, rng_for(5, "unit"))
+    ft = model.sample_finetuning(pre["support"], 2, 4, "subset", rng_for(5, "unit2"))
+    S = pre["support"]
+    u, _ = theory.pretrained_weights(pre["beta"], A_S, A_L)
+    b, nu = theory.bregman_projection(ft["X"][:, S], ft["y"], u[S] ** 2, np.zeros(int(S.sum())))
+    # the restricted multiplier makes psi(b) = X_S^T nu with psi for lam_i = u_i^2 and start 0
+    np.testing.assert_allclose(theory.mirror_map(b, u[S] ** 2), ft["X"][:, S].T @ nu, atol=1e-10)
+    z = ft["X"][:, ~S].T @ nu
+    np.testing.assert_allclose(theory.leakage_constant(ft["X"], ft["y"], u[S] ** 2, S),
+                               np.sum(np.abs(np.sinh(2 * z))) / 2, rtol=1e-12)
+    with pytest.raises(ValueError):
+        theory.leakage_constant(ft["X"], ft["y"], u[S] ** 2, S[:-1])
+    u2 = theory.pretrained_weights(pre["beta"], A_L, A_S)[0] ** 2
+    b, _ = theory.bregman_projection(ft["X"], ft["y"], u2, np.zeros(20))
+    np.testing.assert_allclose(theory.limit_leakage_positive(ft["X"], ft["y"], u2, S), np.abs(b[~S]).sum(),
+                               rtol=1e-12)
+
+
+def test_law_regime_reads_order_and_remainder_of_a_known_sequence():
+    grid = [0.004, 0.002, 0.001, 0.008]
+    a = np.array(grid)[:, None]
+    L = a**2 * (3.0 + np.array([5.0, -40.0]) * a)  # q = 3 + k alpha exactly: order 1, remainder k a_1
+    reg = claims.law_regime(L, grid, 2)
+    np.testing.assert_allclose(reg["order"], 1.0, atol=1e-9)
+    np.testing.assert_allclose(reg["remainder"], np.abs([5.0, -40.0]) * 0.001, rtol=1e-6)
+    assert reg["in_regime"].all()
+    L2 = a**2 * (3.0 + 5.0 * a**2.5)  # order 2.5: out of the regime
+    assert not claims.law_regime(L2, grid, 2)["in_regime"].any()
+    with pytest.raises(ValueError):
+        claims.law_regime(L, [0.004, 0.002, 0.0015, 0.008], 2)
 
 
 def test_leakage_law_matches_the_projection_at_small_alpha_h():
@@ -232,7 +256,7 @@ def run():
     X_F, y_F = np.stack([t["X"] for t in fine]), np.stack([t["y"] for t in fine])
     beta2 = {e: np.stack([model.finetune(X_F, y_F, PT[e]["u"], PT[e]["v"], p, A_H, e, **GD)["beta"]
                           for p in ("inherit", "reset")]) for e in etas}
-    grid = [0.004, 0.002]
+    grid = [0.008, 0.004, 0.002]
     leak = {}
     for e in (ETA, 2 * ETA):
         leak[e] = np.stack([model.leakage(*(lambda r: (r["beta"], r["beta0"]))(
@@ -263,13 +287,20 @@ def _c3(r, sign, th=theory):
                                 r["y_F"], r["beta_P"], *au_av, theory=th)
 
 
+def _c3law(r, sign, th=theory):
+    au_av = (A_S, A_L) if sign == 0 else (A_L, A_S)
+    return claims.claim_leakage_law("C3law", r["leak"][ETA][:, sign], r["leak"][2 * ETA][:, sign], r["grid"],
+                                    r["X_F"], r["y_F"], r["beta_P"], *au_av, theory=th)
+
+
 def _c4(r, th=theory):
     return claims.claim_risk_gap("C4", r["risk"][0], r["risk"][1], r["XN"], r["yN"], r["bN"], r["beta_P"], A_S,
                                  A_L, A_H, theory=th)
 
 
 def test_claims_hold_for_the_theory(run):
-    for c in (_c1(run), _c2(run, "a"), _c2(run, "b"), _c3(run, 0), _c3(run, 1), _c4(run)):
+    for c in (_c1(run), _c2(run, "a"), _c2(run, "b"), _c3(run, 0), _c3(run, 1), _c3law(run, 0), _c3law(run, 1),
+              _c4(run)):
         assert c.passed, c
 
 
@@ -300,6 +331,14 @@ def test_c3b_rejects_its_wrong_theory(run):
     assert not _c3(run, 1, variant(theory, finetune_geometry=theory.wrong_finetune_geometry_new_scale)).passed
 
 
+def test_c3c_rejects_its_wrong_theory(run):
+    assert not _c3law(run, 0, variant(theory, leakage_constant=theory.wrong_leakage_constant_flat)).passed
+
+
+def test_c3d_rejects_its_wrong_theory(run):
+    assert not _c3law(run, 1, variant(theory, limit_leakage_positive=theory.wrong_limit_leakage_positive_flat)).passed
+
+
 def test_c4_rejects_its_wrong_theory(run):
     assert not _c4(run, variant(theory, pretrained_weights=theory.wrong_pretrained_weights_balanced)).passed
 
@@ -313,5 +352,5 @@ def test_a_theory_that_raises_fails_every_claim_without_crashing(run):
 
     bad = variant(theory, bregman_projection=broken, pretrained_weights=refused)
     for c in (_c1(run, bad), _c2(run, "a", bad), _c2(run, "b", bad), _c3(run, 0, bad), _c3(run, 1, bad),
-              _c4(run, bad)):
+              _c3law(run, 0, bad), _c3law(run, 1, bad), _c4(run, bad)):
         assert not c.passed

@@ -1,6 +1,6 @@
 """The theory of chapter 'dln-pretrain-finetune': the mirror geometry of a diagonal linear network,
-the pretrained weights, the fine-tuning geometry, its Bregman projection, the leakage law, and the
-named wrong theories.
+the pretrained weights, the fine-tuning geometry, its Bregman projection, the limits of the leakage law
+(the constant C for lam < 0, the limit L_0 for lam > 0), and the named wrong theories.
 
 Pure functions, no random numbers. A wrong theory ``wrong_...`` has the signature of the function it
 replaces. Notation: beta = u * v, lam = u^2 - v^2 (conserved by gradient flow), and per feature the
@@ -164,3 +164,38 @@ def wrong_linearized_projection(X: np.ndarray, y: np.ndarray, lam: np.ndarray,
     X, y, b0 = np.asarray(X, float), np.asarray(y, float), np.asarray(b0, float)
     w = np.sqrt(np.asarray(lam, float) ** 2 + 4.0 * b0 * b0)
     return b0 + w * (X.T @ np.linalg.solve((X * w) @ X.T, y - X @ b0)), None
+
+
+def leakage_constant(X: np.ndarray, y: np.ndarray, u2_S: np.ndarray, support: np.ndarray) -> float:
+    """C of the leakage law for lam < 0 (Proposition: the leakage law): L(alpha_h) = C alpha_h^2 (1 + O(alpha_h)),
+    C = (1/2) sum_{j not in S} |sinh(2 (X^T nu_0)_j)|, nu_0 the multiplier of the projection restricted to S
+    with geometry lam_i = u_{P,i}^2 (i in S) and start 0. u2_S: u_P^2 on S, in the order of the columns of S."""
+    X, mask = np.asarray(X, dtype=float), np.asarray(support, dtype=bool)
+    if mask.shape != (X.shape[1],):
+        raise ValueError(f"support of shape {mask.shape} does not match X of shape {X.shape}")
+    nu = bregman_projection(X[:, mask], y, u2_S, np.zeros(int(mask.sum())))[1]
+    return float(0.5 * np.sum(np.abs(np.sinh(2.0 * (X[:, ~mask].T @ nu)))))
+
+
+def limit_leakage_positive(X: np.ndarray, y: np.ndarray, u2: np.ndarray, support: np.ndarray) -> float:
+    """L_0 of the leakage law for lam > 0: sum_{j not in S} |b_j| for the projection b of 0 with geometry
+    lam' = u_P^2 (equal to lam off S), the alpha_h -> 0 limit of the leakage (Proposition: the leakage law)."""
+    mask = np.asarray(support, dtype=bool)
+    b = bregman_projection(X, y, u2, np.zeros(mask.shape))[0]
+    return float(np.sum(np.abs(b[~mask])))
+
+
+def wrong_leakage_constant_flat(X: np.ndarray, y: np.ndarray, u2_S: np.ndarray, support: np.ndarray) -> float:
+    """Wrong: C with nu_0 from the restricted projection in a flat geometry (|lam'| = 1 on S) instead of the
+    pretrained u_{P,S}^2: the geometry that pretraining leaves on S forgotten."""
+    X, mask = np.asarray(X, dtype=float), np.asarray(support, dtype=bool)
+    nu = bregman_projection(X[:, mask], y, np.ones(int(mask.sum())), np.zeros(int(mask.sum())))[1]
+    return float(0.5 * np.sum(np.abs(np.sinh(2.0 * (X[:, ~mask].T @ nu)))))
+
+
+def wrong_limit_leakage_positive_flat(X: np.ndarray, y: np.ndarray, u2: np.ndarray, support: np.ndarray) -> float:
+    """Wrong: L_0 with one scale lam for every feature (the pretrained u_{P,S}^2 on S forgotten)."""
+    mask = np.asarray(support, dtype=bool)
+    lam = float(np.min(np.asarray(u2, dtype=float)[~mask]))
+    b = bregman_projection(X, y, np.full(mask.shape, lam), np.zeros(mask.shape))[0]
+    return float(np.sum(np.abs(b[~mask])))
