@@ -217,6 +217,12 @@ def test_sampling_fit_recovers_a_known_exponent():
     lambda: model.harmonic_schedule(0, 1.0),
     lambda: model.draw_noise(rng_for(0, "bad"), (2,), "cauchy", 1.0),
     lambda: model.draw_noise(rng_for(0, "bad"), (2,), "t", 0.0),
+    lambda: model.sgd_least_squares(np.full((1, 2, 2), 1.0), np.zeros((1, 2)), np.zeros((1, 3), int),
+                                     np.full(3, 1.5)),
+    lambda: model.sgd_least_squares(np.ones((1, 2, 2)), np.zeros((1, 3)), np.zeros((1, 3), int), np.ones(3)),
+    lambda: model.ls_pair_run(rng_for(0, "bad"), 1.5, 2, 3, 2, np.ones(3), 1.0, np.ones(3)),
+    lambda: theory.grad_stability_bound(1.0, 0, np.ones(2)),
+    lambda: model.sphere(rng_for(0, "bad"), (2,), 0),
 ])
 def test_bad_input_raises(call):
     with pytest.raises(ValueError):
@@ -331,9 +337,104 @@ def test_c4_holds_and_rejects_its_wrong_theories(c4_data):
     G, taus, etas = c4_data
     ma = theory.student_t_abs_mean(5.0)
     assert claims.claim_small_tau("C4", G, taus, 50, etas, ma).passed
-    for wrong in (theory.wrong_small_tau_slope_tight, theory.wrong_small_tau_slope_quadratic):
+    for wrong in (theory.wrong_small_tau_gap_tight, theory.wrong_small_tau_gap_quadratic):
         assert not claims.claim_small_tau("C4", G, taus, 50, etas, ma,
-                                          theory=variant(theory, small_tau_slope=wrong)).passed
+                                          theory=variant(theory, small_tau_gap=wrong)).passed
+
+
+def test_small_tau_gap_is_half_the_bound_and_linear_in_tau():
+    etas = model.harmonic_schedule(40, LAM)
+    for tau in (0.01, 0.3, 2.0):
+        assert_allclose(theory.small_tau_gap(tau, 40, etas, 0.7),
+                        0.5 * theory.clipped_gap_bound(tau, 40, etas, 0.7), rtol=1e-15)
+        assert_allclose(theory.small_tau_gap(tau, 40, etas, 0.7) / tau, etas.sum() * 0.7 / 40, rtol=1e-14)
+
+
+# ---------------------------------------------------------------- least squares and normalized steps
+
+
+def _ls_step(w, x, y, eta, tau):
+    return w - eta * model.clip(x * (np.sum(x * w, axis=-1, keepdims=True) - y), tau)
+
+
+def test_clipped_least_squares_step_is_nonexpansive():
+    rng = rng_for(0, "t-ls-nonexp")
+    for _ in range(300):
+        d = int(rng.integers(1, 6))
+        x = model.sphere(rng, (1,), d)
+        eta = float(rng.uniform(0, 2.0 / d))
+        tau = float(rng.exponential(1.0)) + 1e-3
+        w, w2 = rng.standard_normal((2, 1, d)) * rng.exponential(2.0)
+        y = float(rng.standard_normal() * 3)
+        lhs = np.linalg.norm(_ls_step(w, x, y, eta, tau) - _ls_step(w2, x, y, eta, tau))
+        assert lhs <= np.linalg.norm(w - w2) * (1 + 1e-12)
+
+
+def test_least_squares_step_beyond_two_over_d_expands():
+    # unclipped, eta ||x||^2 = 3: along x the factor is |1 - 3| = 2
+    x = np.array([[1.0, 0.0]]) * math.sqrt(2)
+    w, w2 = np.array([[0.1, 0.0]]), np.array([[0.2, 0.0]])
+    lhs = np.linalg.norm(_ls_step(w, x, 0.0, 1.5, np.inf) - _ls_step(w2, x, 0.0, 1.5, np.inf))
+    assert_allclose(lhs, 2 * 0.1, rtol=1e-12)
+
+
+def test_sgd_least_squares_matches_a_scalar_loop():
+    rng = rng_for(0, "t-ls-loop")
+    R, n, d, T = 3, 5, 2, 7
+    X = model.sphere(rng, (R, n), d)
+    Y = rng.standard_normal((R, n))
+    idx = rng.integers(0, n, (R, T))
+    etas = model.harmonic_schedule(T, float(d))
+    out = model.sgd_least_squares(X, Y, idx, etas, 0.7)
+    for r in range(R):
+        w = np.zeros(d)
+        for t in range(T):
+            x, y = X[r, idx[r, t]], Y[r, idx[r, t]]
+            g = x * (x @ w - y)
+            w = w - etas[t] * g * min(1.0, 0.7 / np.linalg.norm(g))
+        assert_allclose(out[r], w, rtol=1e-13, atol=1e-15)
+    assert_allclose(np.linalg.norm(X, axis=-1), math.sqrt(d), rtol=1e-14)
+
+
+def test_ls_pair_run_reports_d_times_the_parameter_distance_and_zero_when_unused():
+    etas = model.harmonic_schedule(30, 3.0)
+    gd, u = model.ls_pair_run(rng_for(0, "t-ls-pair"), 1.5, 500, 30, 3, etas, 0.5, np.ones(3))
+    assert np.all(gd[u == 0] == 0) and np.any(u == 0)
+    assert np.all(gd >= 0) and np.all(gd[u > 0] > 0)
+
+
+def test_normalized_step_is_not_nonexpansive():
+    # the sign step w -> w - eta sign(lam w - z) in d = 1: +-delta -> -+(eta - delta)
+    eta, lam, z = 0.3, 1.0, 0.0
+    for delta in (0.1, 0.01, 1e-6):
+        pts = np.array([-delta, delta])
+        after = pts - eta * np.sign(lam * pts - z)
+        assert_allclose(abs(after[1] - after[0]), 2 * (eta - delta), rtol=1e-12)
+    assert abs(after[1] - after[0]) - 2e-6 > 2 * eta * (1 - 1e-5)  # the expansion tends to 2 eta
+    # while the clipped step contracts the same points
+    clipped = pts - eta * model.clip((lam * pts - z)[:, None], 1.0)[:, 0]
+    assert_allclose(abs(clipped[1] - clipped[0]), (1 - eta * lam) * 2e-6, rtol=1e-9)
+
+
+@pytest.fixture(scope="module")
+def c7_data():
+    etas = model.harmonic_schedule(50, 3.0)
+    out = [model.ls_pair_run(rng_for(0, "t-C7", str(tau)), 1.5, 1500, 50, 3, etas, tau, np.ones(3) / 3)
+           for tau in (0.5, 2.0)]
+    return [o[0] for o in out], [o[1] for o in out], (0.5, 2.0)
+
+
+def test_c7_holds_and_rejects_its_wrong_theory(c7_data):
+    g, u, t = c7_data
+    assert claims.claim_grad_stability("C7", g, u, t, 3).passed
+    wrong = variant(theory, grad_stability_bound=theory.wrong_grad_stability_bound_no_smoothness)
+    assert not claims.claim_grad_stability("C7", g, u, t, 3, theory=wrong).passed
+
+
+def test_unclipped_least_squares_breaks_the_gradient_bound():
+    etas = model.harmonic_schedule(50, 3.0)
+    g, u = model.ls_pair_run(rng_for(0, "t-C7u"), 1.5, 1000, 50, 3, etas, np.inf, np.ones(3) / 3)
+    assert claims.ratios_to_bound(g, theory.grad_stability_bound(0.5, 3, u)).max() > 10
 
 
 @pytest.fixture(scope="module")

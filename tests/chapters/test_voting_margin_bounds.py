@@ -454,3 +454,138 @@ def test_alternatives_are_declared():
     assert set(CHAPTER.alternatives) == {"A", "B"}
     for alt in CHAPTER.alternatives.values():
         CHAPTER.validate({**DEF, **alt}, strict=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# C6: the ingredients against their exact values
+
+
+@pytest.fixture(scope="module")
+def sharp():
+    L, s, th = 400.0, 0.02, 0.04
+    k = int(round(2 * L / s**2))
+    ma, mb = round(k * (1 - s) / 2), round(k * (1 + th / 2) / 2)
+    n, p = 10**10, 0.01
+    H = np.array([[1, 1, -1, -1], [1, -1, -1, 1], [-1, 1, 1, -1]])
+    ev = [model.sparsification_events(H, kk) for kk in range(1, 7)]
+    return {
+        "L": L, "s": s, "th": th, "k": k, "ma": ma, "mb": mb, "n": n, "p": p,
+        "lta": model.binomial_log_cdf(ma, k, 0.5), "ltb": model.binomial_log_cdf(mb, k, (1 + th) / 2),
+        "j": model.lower_quantile_count(n, p, -L), "p0": model.clopper_pearson_upper(0, n, -L),
+        "pcp": model.clopper_pearson_upper(round(p * n), n, -L),
+        "tup": [e[0] for e in ev], "lev": [e[1] for e in ev],
+    }
+
+
+def _c6(d, T=theory):
+    return [
+        cl.claim_hoeffding_sharp("a", d["lta"], d["s"], d["k"], d["ma"], theory=T),
+        cl.claim_eta_sharp("b", d["ltb"], d["th"], d["k"], d["mb"], theory=T),
+        cl.claim_chernoff_sharp("c", d["j"], d["n"], d["p"], d["L"], theory=T),
+        cl.claim_inversion_zero("d", d["p0"], d["n"], d["L"], theory=T),
+        cl.claim_inversion_sharp("e", d["pcp"], d["p"], d["n"], d["L"], theory=T),
+        cl.claim_union_spend("f", d["tup"], d["lev"], 4, 0.05, theory=T),
+    ]
+
+
+def test_c6_claims_hold(sharp):
+    assert all(c.passed for c in _c6(sharp))
+
+
+@pytest.mark.parametrize(("idx", "name", "wrong"), [
+    (0, "hoeffding_tail", theory.wrong_hoeffding_tail),
+    (1, "thm_bound_at_k", theory.wrong_thm_bound_at_k),
+    (2, "chernoff_deviation", theory.wrong_chernoff_deviation),
+    (3, "relative_deviation_bound", theory.wrong_relative_deviation_bound),
+    (4, "relative_deviation_bound", theory.wrong_relative_deviation_additive),
+    (5, "union_log_term", theory.wrong_union_log_term),
+])
+def test_c6_claims_reject_their_wrong_theories(sharp, idx, name, wrong):
+    res = _c6(sharp, variant(theory, **{name: wrong}))
+    assert not res[idx].passed
+
+
+@pytest.mark.parametrize("factor", [0.5, 2 / 3, 1.5, 2.0])
+def test_c6_rejects_looser_and_tighter_constants(sharp, factor):
+    """A Hoeffding or Chernoff constant off by the factor leaves the bracket in either direction."""
+    def tail(gap, k):
+        return np.exp(-factor * k * gap**2 / 2)
+
+    def dev(p, n, L):
+        return np.sqrt(2 * factor * p * L / n)
+
+    res = _c6(sharp, variant(theory, hoeffding_tail=tail, chernoff_deviation=dev))
+    assert not res[0].passed and not res[2].passed
+
+
+def test_c6b_rejects_the_eta_mutants(sharp):
+    """eta_k at theta/4, theta/3, theta and 2 theta leaves the bracket of C6b."""
+    for c in (4, 3, 1, 0.5):
+        def bound(tau, theta, n, H, delta, k, c=c):
+            eta = theory.hoeffding_tail(theta / c, k)
+            return eta + theory.relative_deviation_bound(tau + eta, n, theory.union_log_term(k, H, delta))
+
+        assert not _c6(sharp, variant(theory, thm_bound_at_k=bound))[1].passed
+
+
+def test_binomial_log_slack_bounds_the_exact_tail():
+    """ln(1/P) <= k s^2/2 + slack on random (k, gamma, s) with an integer threshold count."""
+    rng = np.random.default_rng(3)
+    checked = 0
+    for _ in range(200):
+        k = int(rng.integers(10, 5000))
+        m = int(rng.integers(1, k))
+        gamma = float(rng.uniform(2 * m / k - 1, 1))
+        s = gamma - (2 * m / k - 1)
+        if s <= 0 or gamma >= 1:
+            continue
+        u = max(abs(gamma), abs(gamma - s))
+        if u >= 1:
+            continue
+        E = -stats.binom.logcdf(m, k, (1 + gamma) / 2)
+        if not np.isfinite(E):
+            continue
+        assert k * s**2 / 2 <= E + 1e-9
+        assert E <= k * s**2 / 2 + cl._binomial_log_slack(m, k, s, u) + 1e-9
+        checked += 1
+    assert checked >= 20
+
+
+def test_lower_quantile_count_matches_the_tabulated_cdf():
+    for n, p, d in [(50, 0.1, 0.05), (1000, 0.3, 1e-3), (5000, 0.01, 0.05)]:
+        j = model.lower_quantile_count(n, p, np.log(d))
+        assert_allclose(p - j / n, model.exact_lower_deviation(n, p, d), atol=1e-15)
+
+
+def test_clopper_pearson_upper_is_the_root():
+    for j, n, L in [(0, 100, 3.0), (5, 100, 3.0), (100, 10**6, 20.0)]:
+        p = model.clopper_pearson_upper(j, n, -L)
+        assert_allclose(stats.binom.logcdf(j, n, p), -L, rtol=1e-9)
+    with pytest.raises(ValueError):
+        model.clopper_pearson_upper(5, 5, -1.0)
+    with pytest.raises(ValueError):
+        model.clopper_pearson_upper(1, 5, 0.5)
+
+
+def test_sparsification_events_counts():
+    H = np.array([[1, -1]])
+    assert [model.sparsification_events(H, k) for k in (1, 2, 3)] == [(2, 2), (4, 3), (8, 4)]
+    H1 = np.array([[1, 1]])  # one sign only: a single level
+    assert model.sparsification_events(H1, 3) == (8, 1)
+    with pytest.raises(ValueError):
+        model.sparsification_events(np.ones((1, 20)), 6)
+
+
+def test_union_spend_is_the_allotment_for_any_class_size():
+    for H in (2, 7, 1000):
+        tup = [H**k for k in range(1, 9)]
+        lev = [k + 1 for k in range(1, 9)]
+        c = cl.claim_union_spend("u", tup, lev, H, 0.01)
+        assert c.passed
+        assert_allclose(c.details["spend"], [1 / (k * (k + 1)) for k in range(1, 9)], rtol=1e-12)
+
+
+def test_eta_is_read_off_the_large_n_limit():
+    for th, k in [(0.3, 50), (0.04, 2000)]:
+        eta = theory.thm_bound_at_k(0.0, th, 1e300, 2, 0.5, k) / 2
+        assert_allclose(eta, theory.hoeffding_tail(th / 2, k), rtol=1e-12)

@@ -63,11 +63,12 @@ CHAPTER = Chapter(
     proves=(
         "for clipped SGD on a strongly convex quadratic-linear loss with heavy-tailed noise: the exact gap of "
         "unclipped SGD, pathwise stability 2 tau sum eta, a first-moment gap bound sharp up to 2 as tau -> 0, "
-        "the truncation lemma, and the n^(1/p-1) rate of the gradient gap"
+        "the truncation lemma, the n^(1/p-1) rate of the gradient gap, and pathwise stability in gradients "
+        "of clipped SGD for least squares"
     ),
     checks=(
         "by simulation: the exact unclipped gap, the pathwise bound and its sharpness, the gap bound at "
         "Student-t noise, the small-tau constant, Pareto truncation exponents and the heavy-tailed "
-        "gradient-gap exponent"
+        "gradient-gap exponent, and the least-squares stability in gradients"
     ),
 )

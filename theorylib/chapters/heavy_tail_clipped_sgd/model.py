@@ -138,6 +138,59 @@ def coupled_divergence(Z: np.ndarray, z_rep: np.ndarray, idx: np.ndarray, i: int
     return np.linalg.norm(w - w2, axis=1), used
 
 
+def sphere(rng: np.random.Generator, shape: tuple[int, ...], d: int) -> np.ndarray:
+    """iid points uniform on the sphere of radius sqrt(d) in R^d (so E x x^T = I and ||x||^2 = d): shape + (d,)."""
+    d = check_positive_int("d", d)
+    g = rng.standard_normal((*shape, d))
+    return np.sqrt(d) * g / np.linalg.norm(g, axis=-1, keepdims=True)
+
+
+def sgd_least_squares(X: np.ndarray, Y: np.ndarray, idx: np.ndarray, etas: np.ndarray,
+                      tau: float = np.inf) -> np.ndarray:
+    """w_T of (clipped) SGD with replacement on f(w; x, y) = (1/2)(<w, x> - y)^2, w_0 = 0.
+
+    w_{t+1} = w_t - eta_t clip_tau(x_{i_t} (<w_t, x_{i_t}> - y_{i_t})), for the R rows at once.
+    X: (R, n, d); Y: (R, n); idx: (R, T); etas: (T,) with eta_t max_i ||x_i||^2 <= 2; returns (R, d).
+    """
+    X, idx, etas = _check_run(X, idx, etas, 1.0)
+    Y = np.asarray(Y, dtype=float)
+    if Y.shape != X.shape[:2]:
+        raise ValueError(f"Y must have shape {X.shape[:2]}, got {Y.shape}")
+    if np.max(etas) * np.max(np.sum(X**2, axis=-1)) > 2.0 * (1 + 1e-12):
+        raise ValueError("steps must satisfy eta_t ||x||^2 <= 2")
+    R, _, d = X.shape
+    rows = np.arange(R)
+    w = np.zeros((R, d))
+    for t, eta in enumerate(etas):
+        x = X[rows, idx[:, t]]
+        r = np.einsum("rd,rd->r", x, w) - Y[rows, idx[:, t]]
+        w = w - eta * clip(x * r[:, None], tau)
+    return w
+
+
+def ls_pair_run(rng: np.random.Generator, nu: float, R: int, n: int, d: int, etas: np.ndarray,
+                tau: float, w_star: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """R coupled least-squares pairs: x uniform on the sphere of radius sqrt(d), y = <w*, x> + eps with
+    symmetric Pareto(1, nu) noise eps; sample 0 replaced by an independent copy, same indices.
+
+    Returns (sup over test points z = (x, y) of ||grad f(w_T; z) - grad f(w_T'; z)|| = d ||w_T - w_T'||
+    (the sup of ||x x^T Delta|| over ||x||^2 = d), sum_{t: i_t = 0} eta_t), both (R,).
+    """
+    R, n, d = check_positive_int("R", R), check_positive_int("n", n), check_positive_int("d", d)
+    w_star = np.asarray(w_star, dtype=float)
+    if w_star.shape != (d,):
+        raise ValueError(f"w_star must have shape ({d},), got {w_star.shape}")
+    X = sphere(rng, (R, n), d)
+    Y = X @ w_star + sym_pareto(rng, (R, n), nu)
+    X2, Y2 = X.copy(), Y.copy()
+    X2[:, 0] = sphere(rng, (R,), d)
+    Y2[:, 0] = X2[:, 0] @ w_star + sym_pareto(rng, (R,), nu)
+    idx = rng.integers(0, n, size=(R, len(etas)))
+    delta = sgd_least_squares(X, Y, idx, etas, tau) - sgd_least_squares(X2, Y2, idx, etas, tau)
+    used = ((idx == 0) * np.asarray(etas, dtype=float)).sum(axis=1)
+    return d * np.linalg.norm(delta, axis=1), used
+
+
 def gap_estimates(w_T: np.ndarray, Z: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """Per-replicate F(w_T) - F_S(w_T) = <w_T, zbar - mu> (R,)."""
     w_T = np.asarray(w_T, dtype=float)

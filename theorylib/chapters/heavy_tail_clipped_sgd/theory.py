@@ -88,20 +88,36 @@ def wrong_clipped_gap_bound_one_step(tau: float, n: int, etas: np.ndarray, mean_
     return float(2.0 * tau * _etas(etas)[0] * mean_abs / n)
 
 
-def small_tau_slope(n: int, etas: np.ndarray, mean_abs: float) -> float:
-    """a = lim_{tau -> 0} gen/tau = (sum_t eta_t) E||xi|| / n (mu = 0, w_0 = 0): half the bound's slope."""
-    n = check_positive("n", n)
-    return float(_etas(etas).sum() * check_positive("mean_abs", mean_abs) / n)
+def small_tau_gap(tau: float, n: int, etas: np.ndarray, mean_abs: float) -> float:
+    """gen = (tau/n) (sum_t eta_t) E||xi|| + O(tau^2) as tau -> 0 (mu = 0, w_0 = 0): to first order in
+    tau, exactly half of the first-moment bound ``clipped_gap_bound``."""
+    return 0.5 * clipped_gap_bound(tau, n, etas, mean_abs)
 
 
-def wrong_small_tau_slope_tight(n: int, etas: np.ndarray, mean_abs: float) -> float:
-    """Wrong: the first-moment bound is tight, a = 2 (sum eta_t) E||xi|| / n."""
-    return 2.0 * small_tau_slope(n, etas, mean_abs)
+def wrong_small_tau_gap_tight(tau: float, n: int, etas: np.ndarray, mean_abs: float) -> float:
+    """Wrong: the first-moment bound is tight, gen = 2 (tau/n) (sum eta_t) E||xi|| to first order."""
+    return clipped_gap_bound(tau, n, etas, mean_abs)
 
 
-def wrong_small_tau_slope_quadratic(n: int, etas: np.ndarray, mean_abs: float) -> float:
-    """Wrong: a variance-type gap gen = O(tau^2), so gen/tau -> 0."""
+def wrong_small_tau_gap_quadratic(tau: float, n: int, etas: np.ndarray, mean_abs: float) -> float:
+    """Wrong: a variance-type gap gen = O(tau^2), no first-order term."""
     return 0.0
+
+
+# ---------------------------------------------------------------- least squares: stability in gradients
+
+
+def grad_stability_bound(tau: float, d: int, used_steps: np.ndarray) -> np.ndarray:
+    """sup_z ||grad f(w_T; z) - grad f(w_T^(i); z)|| <= d * 2 tau sum_{t: i_t = i} eta_t for clipped SGD on
+    f(w; x, y) = (1/2)(<w, x> - y)^2 with ||x||^2 = d and eta_t d <= 2: the parameter bound (each clipped
+    step is nonexpansive, since its Jacobian is I - eta kappa x x^T with 0 <= eta kappa ||x||^2 <= 2)
+    times the smoothness ||x||^2 = d of a test point."""
+    return float(check_positive("d", d)) * stability_bound(tau, used_steps)
+
+
+def wrong_grad_stability_bound_no_smoothness(tau: float, d: int, used_steps: np.ndarray) -> np.ndarray:
+    """Wrong: the parameter bound 2 tau sum eta_t taken as the stability in gradients (smoothness d dropped)."""
+    return stability_bound(tau, used_steps)
 
 
 # ---------------------------------------------------------------- noise moments

@@ -12,7 +12,7 @@ from types import ModuleType, SimpleNamespace
 import numpy as np
 from scipy import stats
 
-from theorylib.core.claims import DEFAULT_ALPHA, Claim, check_upper, z_critical
+from theorylib.core.claims import DEFAULT_ALPHA, Claim, check_relative, check_upper, z_critical
 
 from . import theory as _theory
 
@@ -262,3 +262,140 @@ def claim_erm_bound(name: str, pmfs: Sequence[np.ndarray], p: np.ndarray, n: np.
     return check_upper(name, float(np.max(fail) / delta), 1.0, "exact law of the ERM training error: "
                        "P(true error > bound) / delta <= 1 in every setting").with_details(
                            fail=fail, slack=np.array(slack))
+
+
+# ------------------------------------------------------------------------------------------------
+# sharpness: the ingredients of the bound against their exact values, two-sidedly
+
+
+def _binomial_log_slack(m: int, k: int, gap: float, u: float) -> float:
+    """How far ln(1/P(Bin(k, .) <= m)) can exceed the Hoeffding exponent k gap^2/2 (a rigorous bound).
+
+    P(B <= m) >= P(B = m) >= exp(-k KL(m/k || p)) / (k + 1) (m is a mode of Bin(k, m/k), so it has
+    probability >= 1/(k + 1) there, and the likelihood ratio at m is exp(-k KL)), and
+    KL <= gap^2 / (2 (1 - u^2)) for a deviation of ``gap`` in margin units (Taylor with the variance
+    (1 - u^2)/4 at the largest margin |u| on the way). Hence
+    ln(1/P) <= k gap^2/2 + k gap^2 u^2/(2 (1 - u^2)) + ln(k + 1). (``m`` is kept for the signature.)
+    """
+    return float(k * gap**2 * u**2 / (2 * (1 - u**2)) + np.log(k + 1))
+
+
+def _band(name: str, measured: float, predicted: float, lo: float, hi: float, text: str, why: str,
+          **details) -> Claim:
+    """Pass iff lo <= predicted <= hi (a two-sided band from exact quantities; 1e-12 relative rounding)."""
+    p = float(predicted)
+    eps = 1e-12 * max(abs(lo), abs(hi))
+    ok = bool(np.isfinite(p) and lo - eps <= p <= hi + eps)
+    return Claim(name, float(measured), p, "band", float(hi - lo), text, why, ok).with_details(
+        lo=lo, hi=hi, **details)
+
+
+def claim_hoeffding_sharp(name: str, log_tail: float, gap: float, k: int, m: int, *,
+                          theory: Theory = _theory) -> Claim:
+    """Hoeffding's exponent is the exact one: ln(1/``theory.hoeffding_tail``(gap, k)) in [E - s, E].
+
+    E = ln(1/P(y g <= -gap)) exactly at gamma = 0 (``log_tail`` = ln P, threshold count m = k (1 - gap)/2),
+    s = :func:`_binomial_log_slack` with u = gap. The bound being valid puts the prediction below E; a
+    constant other than 1/2 in the exponent, or another power of the gap, leaves the band.
+    """
+    E = -float(log_tail)
+    with np.errstate(all="ignore"):
+        pred = -float(np.log(theory.hoeffding_tail(gap, k)))
+    s = _binomial_log_slack(m, k, gap, gap)
+    return _band(name, E, pred, E - s, E, f"p in [m - {s:.3g}, m]", "exact binomial log tail at margin 0; "
+                 "lower edge: P(B = m) >= exp(-k KL)/(k + 1) and the Taylor bound on KL", s=s)
+
+
+def claim_eta_sharp(name: str, log_tail: float, theta: float, k: int, m: int, *,
+                    theory: Theory = _theory) -> Claim:
+    """The sparsification term of the theorem, read off its n -> infinity limit, is the exact tail's exponent.
+
+    At fixed k the bound tends to tau + 2 eta_k as n -> infinity; with n = 1e300, tau = 0, |H| = 2 the
+    sampling terms are below 1e-200, so eta_k = ``theory.thm_bound_at_k``(0, theta, 1e300, 2, 1/2, k)/2.
+    Measured: E = ln(1/P(y g <= theta/2)) for a classifier of margin exactly theta (``log_tail`` = ln P,
+    count m = k (1 + theta/2)/2), the worst case of the proof's step; ln(1/eta_k) must lie in [E - s, E],
+    s = :func:`_binomial_log_slack` with gap theta/2 and u = theta.
+    """
+    E = -float(log_tail)
+    with np.errstate(all="ignore"):
+        eta = float(theory.thm_bound_at_k(0.0, theta, 1e300, 2, 0.5, k)) / 2
+        pred = -float(np.log(eta)) if eta > 0 else float("inf")
+    s = _binomial_log_slack(m, k, theta / 2, theta)
+    return _band(name, E, pred, E - s, E, f"p in [m - {s:.3g}, m]", "exact binomial log tail at margin "
+                 "theta, threshold theta/2; lower edge as in C1d", s=s, eta=eta)
+
+
+def claim_chernoff_sharp(name: str, j_star: int, n: int, p: float, log_term: float, *,
+                         theory: Theory = _theory) -> Claim:
+    """The Chernoff deviation matches the exact one to first order: t* < dev <= (t* + 1/n) U.
+
+    t* = p - j*/n is exact (``j_star`` from the binomial CDF at ln delta = -``log_term``);
+    dev = ``theory.chernoff_deviation``(p, n, L). Lower edge: the bound is valid (dev <= t* would give
+    P(p_hat <= p - dev) >= F(j*) > delta). Upper edge: F(j* - 1) <= delta and
+    F(j* - 1) >= exp(-n KL(a || p)) / (n + 1), a = (j* - 1)/n, with KL(a || p) <= (p - a)^2 /
+    (2 a (1 - p)), give p - a >= sqrt(2 a (1 - p) L'/n), L' = L - ln(n + 1), so
+    U = sqrt(p L / (a (1 - p) L')).
+    """
+    a = (j_star - 1) / n
+    t_star = p - j_star / n
+    Lp = log_term - np.log(n + 1)
+    U = float(np.sqrt(p * log_term / (a * (1 - p) * Lp)))
+    with np.errstate(all="ignore"):
+        dev = float(theory.chernoff_deviation(p, n, log_term))
+    hi = (t_star + 1 / n) * U
+    return _band(name, t_star, dev, t_star, hi, f"t* <= p <= {U:.4f} (t* + 1/n)", "exact binomial quantile; "
+                 "upper edge from P(B = j* - 1) >= exp(-n KL)/(n + 1) and the Taylor bound on KL", U=U)
+
+
+def claim_inversion_zero(name: str, p0: float, n: int, log_term: float, *, theory: Theory = _theory) -> Claim:
+    """At p_hat = 0 the inverted bound is ``theory.zero_count_loss`` times the exact limit, to O(L/n).
+
+    p0 = the exact upper limit at count 0, 1 - exp(-x), x = L/n. Predicted: the inverted bound at 0
+    divided by the loss factor, which must equal x; x lies in [p0, p0 / (1 - x/2)] since
+    x - x^2/2 <= 1 - exp(-x) <= x.
+    """
+    x = log_term / n
+    with np.errstate(all="ignore"):
+        # numpy zero, so that a formula dividing by p_hat gives inf (a failed claim), not an exception
+        pred = float(theory.relative_deviation_bound(np.float64(0.0), n, log_term)) / float(
+            theory.zero_count_loss())
+    return _band(name, p0, pred, p0, p0 / (1 - x / 2), "p0 <= p <= p0/(1 - L/(2n))",
+                 "exact: 1 - exp(-x) between x - x^2/2 and x")
+
+
+def claim_inversion_sharp(name: str, p_cp: float, phat: float, n: int, log_term: float, *,
+                          theory: Theory = _theory) -> Claim:
+    """With many counts the inverted bound matches the exact upper limit: D_cp <= D <= D_cp U.
+
+    D = ``theory.relative_deviation_bound``(p_hat, n, L) - p_hat, D_cp = p_cp - p_hat with p_cp the exact
+    (Clopper-Pearson) limit at count j = n p_hat. Lower edge: a monotone bound with coverage 1 - delta is
+    >= p_cp. Upper edge: delta = F(j; p_cp) >= exp(-n KL(p_hat || p_cp)) / (n + 1) and
+    KL <= D_cp^2 / (2 p_hat (1 - p_cp)) give D_cp >= sqrt(2 p_hat (1 - p_cp) L'/n),
+    L' = L - ln(n + 1), while the derived D = sqrt(2 p_hat L/n) + 2L/n:
+    U = (1 + sqrt(2L/(n p_hat))) sqrt(L / ((1 - p_cp) L')).
+    """
+    Lp = log_term - np.log(n + 1)
+    U = float((1 + np.sqrt(2 * log_term / (n * phat))) * np.sqrt(log_term / ((1 - p_cp) * Lp)))
+    d_cp = p_cp - phat
+    with np.errstate(all="ignore"):
+        d = float(theory.relative_deviation_bound(phat, n, log_term)) - phat
+    return _band(name, d_cp, d, d_cp, d_cp * U, f"D_cp <= p <= {U:.4f} D_cp", "exact Clopper-Pearson limit; "
+                 "upper edge from P(B = j) >= exp(-n KL)/(n + 1) and the Taylor bound on KL", U=U)
+
+
+def claim_union_spend(name: str, tuples: Sequence[int], levels: Sequence[int], H: int, delta: float, *,
+                      theory: Theory = _theory) -> Claim:
+    """Lambda_k spends exactly delta/(k (k + 1)) on the events of size k: the union over k <= K spends delta K/(K + 1).
+
+    ``tuples[k-1]``, ``levels[k-1]``: the ordered k-tuples of the class and the distinct margin levels
+    of their averages, counted by enumeration. Measured: sum_k tuples_k levels_k exp(-Lambda_k)/delta;
+    predicted: sum_k 1/(k (k + 1)) = K/(K + 1), the proof's allotment. Exact up to rounding (fp).
+    """
+    K = len(tuples)
+    with np.errstate(all="ignore"):
+        spend = np.array([t * lv * np.exp(-float(theory.union_log_term(k, H, delta)))
+                          for k, (t, lv) in enumerate(zip(tuples, levels, strict=True), start=1)]) / delta
+    total = float(np.sum(spend))
+    tol = 1e-12 * K
+    return check_relative(name, total, K / (K + 1), tol, "exact sum; the tolerance is rounding "
+                          f"({K} terms at 1e-12)", fp=True).with_details(spend=spend)

@@ -12,6 +12,7 @@ Random functions take an explicit ``rng``.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -113,6 +114,63 @@ def exact_lower_deviation(n: int, p: float, delta: float) -> float:
     cdf = stats.binom.cdf(np.arange(n + 1), n, p)
     j_star = int(np.argmax(cdf > delta))
     return float(p - j_star / n)
+
+
+def binomial_log_cdf(j: int, n: int, p: float) -> float:
+    """ln P(B <= j), B ~ Bin(n, p), exactly (scipy's regularized incomplete beta; no normal approximation)."""
+    n, p = check_positive_int("n", n), check_probability("p", p)
+    return float(stats.binom.logcdf(check_int("j", j, low=0), n, p))
+
+
+def lower_quantile_count(n: int, p: float, log_delta: float) -> int:
+    """j* = the smallest count j with ln P(Bin(n, p) <= j) > ``log_delta`` (bisection on the exact CDF).
+
+    Then t* = p - j*/n is the exact smallest deviation with P(p_hat <= p - t) <= delta for t > t*
+    (as in :func:`exact_lower_deviation`, for n too large to tabulate the whole CDF).
+    """
+    n, p = check_positive_int("n", n), check_probability("p", p)
+    log_delta = check_real("log_delta", log_delta, high=0.0, open_high=True)
+    lo, hi = -1, n  # invariant: cdf(lo) <= delta (lo = -1: empty), cdf(hi) > delta
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if stats.binom.logcdf(mid, n, p) > log_delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def clopper_pearson_upper(j: int, n: int, log_delta: float) -> float:
+    """The exact upper confidence limit: the p with P_p(Bin(n, p) <= j) = delta (j < n).
+
+    p = the upper-delta quantile of Beta(j + 1, n - j) (the binomial-beta identity); at j = 0 it is
+    1 - delta^(1/n) = -expm1(ln(delta)/n), computed in that form.
+    """
+    n = check_positive_int("n", n)
+    j = check_int("j", j, low=0)
+    log_delta = check_real("log_delta", log_delta, high=0.0, open_high=True)
+    if j >= n:
+        raise ValueError(f"j must be < n; got j={j}, n={n}")
+    if j == 0:
+        return float(-np.expm1(log_delta / n))
+    return float(stats.beta.isf(np.exp(log_delta), j + 1, n - j))
+
+
+def sparsification_events(H: np.ndarray, k: int) -> tuple[int, int]:
+    """Counted by enumeration: the ordered k-tuples of a class and the distinct margin levels of their averages.
+
+    ``H`` (points, |H|) holds the values y h(x) in {-1, +1}. Every ordered k-tuple of columns is formed
+    and averaged; returns (number of tuples, number of distinct values of y g(x) over all tuples and
+    points), the two counts behind the union over C_k and its margin thresholds.
+    """
+    H = check_array("H", H, ndim=2)
+    k = check_positive_int("k", k)
+    if H.shape[1] ** k > 200_000:
+        raise ValueError("too many tuples to enumerate")
+    tuples = np.array(list(itertools.product(range(H.shape[1]), repeat=k)), dtype=int)
+    margins = H[:, tuples].sum(axis=2) / k  # (points, tuples)
+    levels = np.unique(np.rint(margins * k).astype(int))
+    return int(tuples.shape[0]), int(levels.size)
 
 
 # ------------------------------------------------------------------------------------------------

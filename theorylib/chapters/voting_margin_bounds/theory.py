@@ -37,6 +37,16 @@ def relative_deviation_bound(phat: float, n: int, log_term: float) -> float:
     return phat + np.sqrt(2 * phat * log_term / n) + 2 * log_term / n
 
 
+def zero_count_loss() -> float:
+    """The factor by which the inverted bound exceeds the exact upper limit at p_hat = 0: 2.
+
+    At p_hat = 0 the bound is 2 L / n (Chernoff at full deviation t = p gives exp(-n p / 2)), while the
+    largest p with (1 - p)^n >= delta is 1 - exp(-L / n) = L/n (1 - O(L/n)): the exponent np/2 is half the
+    exact -n ln(1 - p) >= n p.
+    """
+    return 2.0
+
+
 def union_log_term(k: int, H: int, delta: float) -> float:
     """Lambda_k = k ln|H| + ln(k (k + 1)^2 / delta): the log of the union over C_k, margin levels and k."""
     return k * np.log(H) + np.log(k * (k + 1) ** 2 / delta)
@@ -83,6 +93,22 @@ def wrong_chernoff_deviation(p: float, n: int, log_term: float) -> float:
 def wrong_relative_deviation_bound(phat: float, n: int, log_term: float) -> float:
     """Wrong: p_hat + sqrt(2 p_hat L / n), the deviation evaluated at p_hat without solving for p."""
     return phat + np.sqrt(2 * phat * log_term / n)
+
+
+def wrong_relative_deviation_additive(phat: float, n: int, log_term: float) -> float:
+    """Wrong (valid but loose): p_hat + sqrt(L / (2 n)), the additive Hoeffding inversion, blind to p_hat."""
+    return phat + np.sqrt(log_term / (2 * n))
+
+
+def wrong_union_log_term(k: int, H: int, delta: float) -> float:
+    """Wrong: k ln|H| + ln(1/delta), the union over sizes k and margin levels forgotten."""
+    return k * np.log(H) + np.log(1 / delta)
+
+
+def wrong_thm_bound_at_k(tau: float, theta: float, n: int, H: int, delta: float, k: int) -> float:
+    """Wrong: eta_k = exp(-k theta^2 / 2), the sparsification tail taken at the full margin theta."""
+    eta = np.exp(-k * theta**2 / 2)
+    return eta + relative_deviation_bound(tau + eta, n, union_log_term(k, H, delta))
 
 
 def wrong_thm_bound(tau: float, theta: float, n: int, H: int, delta: float, k_max: int = 10_000) -> float:
