@@ -292,7 +292,7 @@ def test_an_ambiguous_plot_claim_stops_a_book_sweep_before_it_starts(tmp_path, c
     argv = ["sweep", "attention-query-learning", "-p", "d_noise", "4,8", "--plot", "C3", "-o", str(tmp_path / "s")]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
-    assert "claim 'C3' is ambiguous in attention-query-learning; it starts 10 claims:" in err
+    assert "claim 'C3' is ambiguous in attention-query-learning; it starts 9 claims:" in err
     assert "'C3 RMS exponent in $n$'" in err and "'C1a" not in err
     assert not (tmp_path / "s").exists()
 

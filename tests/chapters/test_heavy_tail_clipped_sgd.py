@@ -429,6 +429,10 @@ def test_c7_holds_and_rejects_its_wrong_theory(c7_data):
     assert claims.claim_grad_stability("C7", g, u, t, 3).passed
     wrong = variant(theory, grad_stability_bound=theory.wrong_grad_stability_bound_no_smoothness)
     assert not claims.claim_grad_stability("C7", g, u, t, 3, theory=wrong).passed
+    # the dynamics, not the closed-form supremum d ||Delta||, reject tau per use instead of 2 tau
+    half = variant(theory, grad_stability_bound=lambda tau, d, used: 0.5 * theory.grad_stability_bound(
+        tau, d, used))
+    assert not claims.claim_grad_stability("C7", g, u, t, 3, theory=half).passed
 
 
 def test_unclipped_least_squares_breaks_the_gradient_bound():

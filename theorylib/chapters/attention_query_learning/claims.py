@@ -33,12 +33,13 @@ from .model_runs import (
     ProbeRun,
     SketchRun,
     TangentRank,
+    TransformerRun,
 )
 
 Theory = ModuleType | SimpleNamespace
 
 
-# ---- C1: exact recovery and exact query counts --------------------------------------------------------
+# ---- C1: exact recovery (the query counts are the learners' own design: unit tests) ----------------
 
 def claim_full_recovery(name: str, runs: Sequence[FullRun], *, theory: Theory = _theory) -> Claim:
     """max over the runs of max_ab |A_hat - theory.recovered_matrix(A, u)| against 0, within the smallest
@@ -50,10 +51,6 @@ def claim_full_recovery(name: str, runs: Sequence[FullRun], *, theory: Theory = 
                           fp=True).with_details(errors=errors, tolerances=tols)
 
 
-def claim_full_query_count(name: str, runs: Sequence[FullRun], *, theory: Theory = _theory) -> Claim:
-    """The oracle's counters summed over the runs against sum_d theory.query_count_full(d), exactly."""
-    return check_exact(name, sum(run.n_queries for run in runs), sum(theory.query_count_full(run.d) for run in runs),
-                       "counts are integers")
 
 
 def claim_sketch_recovery(name: str, run: SketchRun, *, theory: Theory = _theory) -> Claim:
@@ -65,9 +62,6 @@ def claim_sketch_recovery(name: str, run: SketchRun, *, theory: Theory = _theory
                           fp=True).with_details(tolerance=tol)
 
 
-def claim_sketch_query_count(name: str, run: SketchRun, *, theory: Theory = _theory) -> Claim:
-    """The oracle's counter of one sketch against theory.query_count_low_rank(d, k), exactly."""
-    return check_exact(name, run.n_queries, theory.query_count_low_rank(run.d, run.k), "counts are integers")
 
 
 def claim_parameter_dimension(name: str, tr: TangentRank, *, theory: Theory = _theory) -> Claim:
@@ -125,10 +119,6 @@ def claim_noise_mse_source(name: str, run: NoiseRun, *, theory: Theory = _theory
                         f"Monte-Carlo SE of the mean over R = {run.R} replicates (noise on the {run.source} only)")
 
 
-def claim_noise_query_count(name: str, run: NoiseRun, *, theory: Theory = _theory) -> Claim:
-    """The oracle's counter after all noisy runs against theory.noisy_query_count(d, n_list, R), exactly."""
-    return check_exact(name, run.n_queries, theory.noisy_query_count(run.u.size, run.n_list, run.R),
-                       "R (d^2 + 2d) sum(n): every repeat is a real call")
 
 
 def claim_rms_rate(name: str, fit: LogLogFit, *, theory: Theory = _theory) -> Claim:
@@ -252,9 +242,6 @@ def claim_probe_recovery(name: str, run: ProbeRun, *, theory: Theory = _theory) 
                           fp=True).with_details(tolerance=tol)
 
 
-def claim_probe_query_count(name: str, run: ProbeRun, *, theory: Theory = _theory) -> Claim:
-    """The oracle's counter against theory.probe_query_count(d, m), exactly."""
-    return check_exact(name, run.n_queries, theory.probe_query_count(run.d, run.m), "counts are integers")
 
 
 def claim_probe_tangent_ranks(name: str, runs: Sequence[ProbeRun], *, theory: Theory = _theory) -> Claim:
@@ -279,3 +266,33 @@ def claim_no_recovery_below_bound(name: str, runs: Sequence[ProbeRun], *, theory
     against 0, exactly."""
     return check_exact(name, recovered_below_bound(runs, theory=theory), 0,
                        "a continuum of rank-r matrices answers like A below r(2d - r)")
+
+
+
+# ---- C6: the one-layer Transformer reduction -----------------------------------------------------------
+
+def relu_parameter_error(run: TransformerRun, *, theory: Theory = _theory) -> float:
+    """max-entry |learnt - theory.relu_canonical(a, W, b)| over (a, W, b); inf if the unit counts differ."""
+    a_c, W_c, b_c = theory.relu_canonical(run.a, run.W, run.b)
+    r = run.fit.relu
+    if r.a.shape != np.shape(a_c) or r.W.shape != np.shape(W_c):
+        return float("inf")
+    return float(max(np.max(np.abs(r.a - a_c)), np.max(np.abs(r.W - W_c)), np.max(np.abs(r.b - b_c))))
+
+
+def claim_relu_parameters(name: str, run: TransformerRun, *, theory: Theory = _theory) -> Claim:
+    """The FFN learner's hidden units against theory.relu_canonical(a, W, b) (the truth modulo the
+    symmetries), max-entry, within ``tolerances.relu_tolerance`` (kink location and gradient jumps)."""
+    tol = tolerances.relu_tolerance(run.fit.relu)
+    return check_absolute(name, relu_parameter_error(run, theory=theory), 0.0, tol,
+                          "fp: kink location 6 eps max(1,|f|)/|slope jump|, gradient jumps 4 eps max(1,|f|)/h",
+                          fp=True).with_details(tolerance=tol, answer_err=run.answer_err)
+
+
+def claim_transformer_attention(name: str, run: TransformerRun, *, theory: Theory = _theory) -> Claim:
+    """max_ab |A_hat - theory.recovered_matrix(A, gamma)| of the reduction against 0, within
+    ``tolerances.transformer_tolerance`` (the probes' rounding over rho'^2)."""
+    err = float(np.max(np.abs(run.fit.A_hat - theory.recovered_matrix(run.A, run.fit.gamma))))
+    tol = tolerances.transformer_tolerance(run.fit)
+    return check_absolute(name, err, 0.0, tol, "fp: probe rounding through the logit, over rho'^2",
+                          fp=True).with_details(tolerance=tol)

@@ -404,3 +404,273 @@ def learn_rank_one_probes(oracle: Oracle, d: int, r: int, m: int, rng: np.random
     u_hat = learn_value_vector(oracle, d)
     y = rank_one_probes(oracle, u_hat, Q, W)
     return als_rank_one(Q, W, y, r, iters), u_hat, Q, W
+
+
+# --------------------------------------------------------------------------------------------------
+# The one-layer Transformer's feed-forward part: an exact query learner for a one-hidden-layer ReLU net
+# --------------------------------------------------------------------------------------------------
+
+def relu_net(X: np.ndarray, a: np.ndarray, W: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """g(x) = sum_j a_j ReLU(w_j^T x + b_j) for a batch X (..., d); W (h, d), a and b (h,)."""
+    return np.maximum(np.asarray(X, dtype=float) @ W.T + b, 0.0) @ a
+
+
+class ReluOracle:
+    """Black-box access to g = a^T ReLU(W x + b) that counts every query (a batch (..., d) counts its rows)."""
+
+    def __init__(self, a: np.ndarray, W: np.ndarray, b: np.ndarray) -> None:
+        W = np.asarray(W, dtype=float)
+        if W.ndim != 2 or np.shape(a) != (W.shape[0],) or np.shape(b) != (W.shape[0],):
+            raise ValueError(f"need W (h, d), a (h,), b (h,); got {W.shape}, {np.shape(a)}, {np.shape(b)}")
+        self._a, self._W, self._b = np.asarray(a, dtype=float), W, np.asarray(b, dtype=float)
+        self.n_queries = 0
+
+    @property
+    def d(self) -> int:
+        return self._W.shape[1]
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=float)
+        if X.shape[-1] != self.d:
+            raise ValueError(f"inputs have dimension {X.shape[-1]}, the network has d = {self.d}")
+        self.n_queries += int(np.prod(X.shape[:-1], dtype=np.int64))
+        return relu_net(X, self._a, self._W, self._b)
+
+
+@dataclass(frozen=True)
+class ReluFit:
+    """The learner's output in canonical form: unit normals ``W`` (h, d), offsets ``b``, output weights ``a``
+    (g = sum_j a_j ReLU(w_j^T x + b_j), ||w_j|| = 1), sorted by b; and what its error analysis needs:
+    ``f_max`` (largest |answer| seen), ``f_near`` (largest |answer| of each unit's gradient queries),
+    ``h`` (finite-difference step), ``jump`` (|slope jump| along the
+    line at each kink), ``f_kink`` (largest |answer| of the kink's refinement), ``t_abs`` (|t| of the kink), ``x_norm``
+    (||kink point||), ``grad_jump`` (||gradient jump|| = |a_j| ||w_j||), ``v_norm`` (the line's speed)."""
+    a: np.ndarray
+    W: np.ndarray
+    b: np.ndarray
+    f_max: float
+    h: float
+    jump: np.ndarray
+    f_kink: np.ndarray
+    t_abs: np.ndarray
+    x_norm: np.ndarray
+    grad_jump: np.ndarray
+    v_norm: np.ndarray
+    f_near: np.ndarray
+
+
+def _line_kinks(phi: Callable[[float], float], lo: float, hi: float, delta: float, slope_tol: float,
+                depth: int = 0) -> list[tuple[float, float, float]]:
+    """Kinks of a piecewise-linear phi on [lo, hi]: (t, |slope jump|, largest |phi| of the refinement) each.
+
+    The end slopes come from differences over ``delta``; if they agree the piece is linear; else the two
+    end lines meet at t*; if phi(t*) lies on them and the slopes at distance 1e-3 (hi - lo) on either side
+    of t* are the end slopes, there is one kink, refined by intersecting the lines through
+    (t* - 2l, t* - l) and (t* + l, t* + 2l); else the interval is bisected.
+    """
+    if depth > 60:
+        raise RuntimeError("kink search did not terminate (a non-generic line)")
+    f_lo, f_hi = phi(lo), phi(hi)
+    sl = (phi(lo + delta) - f_lo) / delta
+    sr = (f_hi - phi(hi - delta)) / delta
+    if abs(sl - sr) <= slope_tol or hi - lo <= 4 * delta:
+        return []
+    t = (f_hi - f_lo + sl * lo - sr * hi) / (sl - sr)
+    gam = 1e-3 * (hi - lo)
+    if lo + 2 * gam < t < hi - 2 * gam:
+        f_t = phi(t)
+        on_left = abs(f_t - (f_lo + sl * (t - lo))) <= slope_tol * (1 + abs(t - lo))
+        # one kink near t when the slopes on either side of t (at distance gam) are the end slopes
+        s_minus = (phi(t - gam) - phi(t - 2 * gam)) / gam
+        s_plus = (phi(t + 2 * gam) - phi(t + gam)) / gam
+        if on_left and abs(s_minus - sl) <= slope_tol and abs(s_plus - sr) <= slope_tol:
+            # refine: the lines through (t - 2l, t - l) and (t + l, t + 2l), l = min(t - lo, hi - t) / 2
+            ell = 0.5 * min(t - lo, hi - t)
+            f1, f2, f3, f4 = (phi(t + k * ell) for k in (-2.0, -1.0, 1.0, 2.0))
+            sl, sr = (f2 - f1) / ell, (f4 - f3) / ell
+            t = t + (f3 - sr * ell - f2 - sl * ell) / (sl - sr)
+            return [(t, abs(sl - sr), max(abs(f) for f in (f1, f2, f3, f4)))]
+    mid = 0.5 * (lo + hi)
+    return (_line_kinks(phi, lo, mid, delta, slope_tol, depth + 1)
+            + _line_kinks(phi, mid, hi, delta, slope_tol, depth + 1))
+
+
+def learn_relu(oracle: Oracle, d: int, rng: np.random.Generator, *, n_lines: int = 2, T: float = 100.0,
+               delta: float = 1e-5, h: float = 1e-5, slope_tol: float = 1e-6) -> ReluFit:
+    """Exact query learner for g = a^T ReLU(W x + b) (one hidden layer, no affine term).
+
+    1. Along random lines x0 + t v, t in [-T, T], locate every kink (:func:`_line_kinks`); each lies on a
+       hidden unit's hyperplane w_j^T x + b_j = 0.
+    2. At each kink x_k, the gradient jump (forward differences of step h at x_k -+ eta v) is
+       Delta = a_j w_j sgn(w_j^T v): the unit normal n = Delta/||Delta||, offset -n^T x_k and weight
+       ||Delta|| sgn(n^T v), up to the orientation (n, b) -> (-n, -b), which changes g by an affine term.
+    3. Kinks of different lines on the same hyperplane are merged; the orientations are read off the
+       affine residual g - g_hat at 0, e_1, ..., e_d (a 0/1 least-squares solve).
+    """
+    d = check_positive_int("d", d)
+    q = lambda X: oracle(np.asarray(X, dtype=float))  # noqa: E731
+    units: list[list[float | np.ndarray]] = []
+    f_max = 0.0
+    for _ in range(n_lines):
+        x0, v = rng.standard_normal(d), rng.standard_normal(d)
+
+        def phi(t: float, x0=x0, v=v) -> float:
+            return float(q(x0 + t * v))
+
+        kinks = sorted(_line_kinks(phi, -T, T, delta, slope_tol))
+        ts = np.array([k[0] for k in kinks])
+        f_max = max(f_max, float(np.max(np.abs(q(x0 + np.array([-T, T])[:, None] * v)))))
+        for i, (t, jump, f_kink) in enumerate(kinks):
+            gaps = np.abs(np.delete(ts, i) - t)
+            eta = 0.25 * min(1.0, float(gaps.min()) if gaps.size else 1.0)
+            xk = x0 + t * v
+            grads, f_near = [], 0.0
+            for side in (-1.0, 1.0):
+                base = xk + side * eta * v
+                pts = np.vstack([base, base + h * np.eye(d)])
+                vals = q(pts)
+                f_near = max(f_near, float(np.max(np.abs(vals))))
+                grads.append((vals[1:] - vals[0]) / h)
+            Delta = grads[1] - grads[0]
+            norm = float(np.linalg.norm(Delta))
+            n = Delta / norm
+            units.append([n, -float(n @ xk), norm * np.sign(n @ v), jump, f_kink, float(np.linalg.norm(xk)), norm,
+                          float(np.linalg.norm(v)), f_near, abs(t)])
+    # merge duplicate hyperplanes (same unit seen on several lines), orientation-free
+    merged: list[list[float | np.ndarray]] = []
+    for u_ in units:
+        key = np.append(u_[0], u_[1])
+        if not any(min(np.linalg.norm(key - np.append(m[0], m[1])), np.linalg.norm(key + np.append(m[0], m[1])))
+                   < 1e-4 * (1 + abs(u_[1])) for m in merged):
+            merged.append(u_)
+    N = np.array([m[0] for m in merged])
+    B = np.array([m[1] for m in merged])
+    a = np.array([m[2] for m in merged])
+    # orientation: g - g_plus = -sum_{flipped j} a_j (n_j^T x + b_j), an affine function
+    P = np.vstack([np.zeros(d), np.eye(d)])
+    resid = q(P) - relu_net(P, a, N, B)
+    coef = np.column_stack([-a[j] * (P @ N[j] + B[j]) for j in range(a.size)])
+    lam = np.linalg.lstsq(coef, resid, rcond=None)[0]
+    flip = np.where(np.round(lam) == 1, -1.0, 1.0)
+    N, B = N * flip[:, None], B * flip
+    order = np.argsort(B)
+    cols = lambda k: np.array([m[k] for m in merged])[order]  # noqa: E731
+    return ReluFit(a=a[order], W=N[order], b=B[order], f_max=max(f_max, float(np.max(np.abs(resid)))), h=h,
+                   jump=cols(3), f_kink=cols(4), t_abs=cols(9), x_norm=cols(5), grad_jump=cols(6), v_norm=cols(7),
+                   f_near=cols(8))
+
+
+class TransformerOracle:
+    """Black-box access to a one-layer Transformer T(X) = a^T ReLU(W z(X) + b), z(X) = sum_i
+    softmax_i(x_N^T A x_i) x_i (the value and output maps absorbed into W), counting every query."""
+
+    def __init__(self, A: np.ndarray, a: np.ndarray, W: np.ndarray, b: np.ndarray) -> None:
+        self._A = np.asarray(A, dtype=float)
+        self._net = ReluOracle(a, W, b)
+        if self._A.shape != (self._net.d, self._net.d):
+            raise ValueError(f"A must be (d, d) with d = {self._net.d}, got {self._A.shape}")
+        self.n_queries = 0
+
+    @property
+    def d(self) -> int:
+        return self._net.d
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        X = _check_tokens(X, self.d)
+        self.n_queries += int(np.prod(X.shape[:-2], dtype=np.int64))
+        z = np.einsum("...n,...nd->...d", attention_weights(X, self._A), X)
+        return self._net(z)
+
+
+@dataclass(frozen=True)
+class TransformerFit:
+    """:func:`learn_transformer`'s output: the FFN fit, the attention matrix ``A_hat``, and what its error
+    analysis needs: the linear region's centre ``c``, gradient ``gamma``, radius ``rho`` and probe scale
+    ``rho_p``, the probe probabilities ``P`` (d+1, d+1), margins ``margin`` (d+1,) (gamma^T of the unscaled
+    directions) and the largest |answer| ``f_max`` of the probes."""
+    relu: ReluFit
+    A_hat: np.ndarray
+    c: np.ndarray
+    gamma: np.ndarray
+    rho: float
+    rho_p: float
+    P: np.ndarray
+    margin: np.ndarray
+    f_max: float
+
+
+def learn_transformer(oracle: Oracle, d: int, rng: np.random.Generator, **relu_kw: float) -> TransformerFit:
+    """The reduction: learn T(X) = g(z(X)) with an FFN learner and the single-head probes.
+
+    1. One-token queries return g itself (T([x]) = g(x)): run :func:`learn_relu` on them.
+    2. Choose a centre c (the deepest of 32 random points); the learnt hyperplanes give the radius
+       rho = min_j |n_j^T c + b_j| of a ball on which
+       g is affine with gradient gamma = sum_{j active at c} a_j n_j. Tokens in the ball give z in the ball,
+       so there T(X) = g(q) + gamma^T (z - q), and the two-token probe [q + w; q] reads
+       p = sigma(q^T A w) = (T([q + w; q]) - T([q])) / (T([q + w]) - T([q])) (Lemma 1 with u = gamma; the
+       two one-token queries read g(q) and gamma^T w exactly, so the FFN fit only places the ball).
+    3. With q_a = c + rho' e_a (a = 0..d, e_0 = 0) and w = rho' v0, rho' (v0 + e_b) (Algorithm 1's offset
+       v0 for gamma), all tokens stay in the ball, and
+       A_ab = [(D(q_a, rho'(v0+e_b)) - D(q_a, rho' v0)) - (same at q_0)] / rho'^2.
+    """
+    d = check_positive_int("d", d)
+    relu = learn_relu(lambda X: oracle(np.asarray(X)[..., None, :]), d, rng, **relu_kw)
+    # the centre: of 32 random points, the one deepest inside its linear region (gradient nonzero)
+    C = rng.standard_normal((32, d))
+    pre_all = C @ relu.W.T + relu.b                                        # (32, h)
+    grads = (relu.a * (pre_all > 0)) @ relu.W                              # (32, d)
+    depth = np.where(np.linalg.norm(grads, axis=1) > 0, np.min(np.abs(pre_all), axis=1), -1.0)
+    i = int(np.argmax(depth))
+    if depth[i] <= 0:
+        raise RuntimeError("no linear region with a nonzero gradient found")
+    c, gamma, rho = C[i], grads[i], float(depth[i])
+    kappa = 1.0 + float(np.max(np.abs(gamma)))
+    v0 = kappa * gamma / float(gamma @ gamma)
+    dirs = np.vstack([v0, v0 + np.eye(d)])                                # (d+1, d): v0, v0 + e_b
+    rho_p = rho / (2.0 * (2.0 + float(np.linalg.norm(v0))))
+    Q = c + rho_p * np.vstack([np.zeros(d), np.eye(d)])                   # (d+1, d): q_0 = c, q_a
+    X = np.empty((d + 1, d + 1, 2, d))
+    X[:, :, 0, :] = Q[:, None, :] + rho_p * dirs[None, :, :]
+    X[:, :, 1, :] = Q[:, None, :]
+    y = oracle(X)
+    # g(q) and g(q + rho' w) - g(q) = rho' gamma^T w read off one-token queries (exact on the ball)
+    g_q = oracle(Q[:, None, :])
+    g_qw = oracle(X[:, :, 0, None, :])
+    step = g_qw - g_q[:, None]
+    margin = dirs @ gamma
+    P = (y - g_q[:, None]) / step
+    Dm = logit(P)
+    M = Dm[:, 1:] - Dm[:, :1]                                             # rho' q_a^T A e_b
+    A_hat = (M[1:] - M[:1]) / rho_p**2
+    f_max = float(max(np.max(np.abs(y)), np.max(np.abs(g_qw)), np.max(np.abs(g_q))))
+    return TransformerFit(relu, A_hat, c, gamma, rho, rho_p, P, margin, f_max)
+
+
+# --------------------------------------------------------------------------------------------------
+# The learners' query plans (counts by construction: unit-tested against the oracles' counters)
+# --------------------------------------------------------------------------------------------------
+
+
+def query_count_full(d: int) -> int:
+    """Theorem 1's query count d + d (d + 1) = d^2 + 2d."""
+    d = check_int("d", d, low=1)
+    return d * d + 2 * d
+
+
+def query_count_low_rank(d: int, k: int) -> int:
+    """Theorem 2's query count d + d (k + 1) + k (d - k + 1) (= r(2d - r) + 2d + r at k = r < d)."""
+    d = check_int("d", d, low=1)
+    k = check_int("k", k, low=1)
+    if k > d:
+        raise ValueError(f"k = {k} must be <= d = {d}")
+    return d + d * (k + 1) + (k * (d - k + 1) if k < d else 0)
+
+
+def noisy_query_count(d: int, n_list: list[int] | tuple[int, ...], R: int) -> int:
+    """R independent learners per n, each query asked n times: R (d^2 + 2d) sum(n) oracle calls."""
+    return check_int("R", R, low=1) * query_count_full(d) * sum(int(n) for n in n_list)
+
+
+def probe_query_count(d: int, m: int) -> int:
+    """d value queries and one two-token query per rank-one probe: d + m."""
+    return check_int("d", d, low=1) + check_int("m", m, low=1)

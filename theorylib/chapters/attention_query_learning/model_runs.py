@@ -1,4 +1,4 @@
-"""The experiments of chapter 'attention-query-learning': every measured value of the claims C1-C5.
+"""The experiments of chapter 'attention-query-learning': every measured value of the claims C1-C6.
 
 Each ``run_...`` runs a learner of :mod:`.model` against its oracle and returns what was measured (the
 learner's output, the oracle's counter, errors under noise and adversaries). No tolerance and no
@@ -29,15 +29,19 @@ from .model import (
     GaussianNoiseOn,
     QueryOracle,
     SketchInfo,
+    TransformerFit,
+    TransformerOracle,
     attention_weights,
     bilinear_measurements,
     learn_full,
     learn_low_rank,
     learn_rank_one_probes,
+    learn_transformer,
     learn_value_vector,
     margin_offset,
     multihead_oracle,
     random_full_instance,
+    relu_net,
 )
 
 # ---- C1: Theorem 1 -----------------------------------------------------------------------------------
@@ -602,3 +606,35 @@ def run_probe_grid(A: np.ndarray, u: np.ndarray, r: int, m_list: Sequence[int], 
     """``trials`` independent probe designs at every m of ``m_list`` on one instance."""
     trials = check_positive_int("trials", trials)
     return [run_probes(A, u, r, int(m), rng, iters=iters) for m in m_list for _ in range(trials)]
+
+
+
+# ---- C6: the one-layer Transformer reduction (an FFN learner, then the single-head probes) ----------------
+
+@dataclass(frozen=True)
+class TransformerRun:
+    """:func:`~.model.learn_transformer` on one random one-layer Transformer: the truth (A; a, W, b of the
+    FFN), the fit, the oracle's counter and the largest |g_hat - g| over ``n_test`` fresh inputs."""
+
+    A: np.ndarray
+    a: np.ndarray
+    W: np.ndarray
+    b: np.ndarray
+    fit: TransformerFit
+    n_queries: int
+    answer_err: float
+
+
+def run_transformer(d: int, h: int, rng: np.random.Generator, *, A_scale: float, n_test: int = 200
+                    ) -> TransformerRun:
+    """A random Transformer (W, a, b standard normal; A with variance A_scale^2/d), learnt from queries."""
+    d, h = check_positive_int("d", d), check_positive_int("h", h)
+    W = rng.standard_normal((h, d))
+    b = rng.standard_normal(h)
+    a = rng.standard_normal(h)
+    A = A_scale * rng.standard_normal((d, d)) / np.sqrt(d)
+    oracle = TransformerOracle(A, a, W, b)
+    fit = learn_transformer(oracle, d, rng)
+    X = 3.0 * rng.standard_normal((n_test, d))
+    err = float(np.max(np.abs(relu_net(X, fit.relu.a, fit.relu.W, fit.relu.b) - relu_net(X, a, W, b))))
+    return TransformerRun(A, a, W, b, fit, oracle.n_queries, err)

@@ -55,7 +55,7 @@ def design_offset(u: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 # --------------------------------------------------------------------------------------------------
-# Theorems 1-2: what the learners return, and their query counts
+# Theorems 1-2: what the learners return (their query counts are the learners' plans: model.py)
 # --------------------------------------------------------------------------------------------------
 
 def recovered_matrix(A: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -71,30 +71,12 @@ def wrong_recovered_matrix_rank_one(A: np.ndarray, u: np.ndarray) -> np.ndarray:
     return A + np.outer(A @ v0, np.ones(u.size))
 
 
-def query_count_full(d: int) -> int:
-    """Theorem 1's query count d + d (d + 1) = d^2 + 2d."""
-    d = check_int("d", d, low=1)
-    return d * d + 2 * d
 
 
-def wrong_query_count_full_free_value(d: int) -> int:
-    """WRONG: 'the value vector comes for free': d^2 + d."""
-    d = check_int("d", d, low=1)
-    return d * d + d
 
 
-def query_count_low_rank(d: int, k: int) -> int:
-    """Theorem 2's query count d + d (k + 1) + k (d - k + 1) (= r(2d - r) + 2d + r at k = r < d)."""
-    d = check_int("d", d, low=1)
-    k = check_int("k", k, low=1)
-    if k > d:
-        raise ValueError(f"k = {k} must be <= d = {d}")
-    return d + d * (k + 1) + (k * (d - k + 1) if k < d else 0)
 
 
-def wrong_query_count_low_rank_quadratic(d: int, k: int) -> int:
-    """WRONG: 'a low-rank head still needs Theta(d^2) queries': d^2 + 2d whatever the sketch size."""
-    return query_count_full(d)
 
 
 def dof_lower_bound(d: int, r: int) -> int:
@@ -266,14 +248,8 @@ def predicted_mse_unit(sigma: float, n: int | np.ndarray) -> np.ndarray:
     return sigma**2 / n
 
 
-def noisy_query_count(d: int, n_list: list[int] | tuple[int, ...], R: int) -> int:
-    """R independent learners per n, each query asked n times: R (d^2 + 2d) sum(n) oracle calls."""
-    return check_int("R", R, low=1) * query_count_full(d) * sum(int(n) for n in n_list)
 
 
-def wrong_noisy_query_count_lazy(d: int, n_list: list[int] | tuple[int, ...], R: int) -> int:
-    """WRONG: the 'lazy' oracle asks each query once and scales the noise by 1/sqrt(n): R (d^2 + 2d) per n."""
-    return check_int("R", R, low=1) * query_count_full(d) * len(n_list)
 
 
 def rms_exponent() -> float:
@@ -399,14 +375,8 @@ def wrong_certified_bound_linearised(u_hat: np.ndarray, D: np.ndarray, tau: np.n
 # The paper's O(rd) learner: random rank-one probes
 # --------------------------------------------------------------------------------------------------
 
-def probe_query_count(d: int, m: int) -> int:
-    """d value queries and one two-token query per rank-one probe: d + m."""
-    return check_int("d", d, low=1) + check_int("m", m, low=1)
 
 
-def wrong_probe_query_count_with_base(d: int, m: int) -> int:
-    """WRONG: 'every probe needs a base query, as in Algorithm 1': d + 2m."""
-    return check_int("d", d, low=1) + 2 * check_int("m", m, low=1)
 
 
 def probe_measurements_needed(d: int, r: int) -> int:
@@ -427,3 +397,24 @@ def probe_tangent_rank(d: int, r: int, m: int) -> int:
 def wrong_probe_tangent_rank_no_gauge(d: int, r: int, m: int) -> int:
     """WRONG: the tangent space counted as 2dr-dimensional (the GL(r) gauge forgotten): min(m, 2dr)."""
     return min(check_int("m", m, low=1), 2 * check_int("d", d, low=1) * check_int("r", r, low=1))
+
+
+# ---- the one-layer Transformer reduction: a one-hidden-layer ReLU network --------------------------------
+
+def relu_canonical(a: np.ndarray, W: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The representative of (a, W, b) modulo the symmetries of g = a^T ReLU(W x + b) (Proposition on the
+    reduction): ReLU(c z) = c ReLU(z) for c > 0 gives (a_j, w_j, b_j) ~ (a_j c, w_j / c, b_j / c), so take
+    c = ||w_j||; the units are a set, so sort by the offset b_j / ||w_j||. Orientation is *not* a symmetry.
+    """
+    W = np.asarray(W, dtype=float)
+    norms = np.linalg.norm(W, axis=1)
+    a_c, W_c, b_c = np.asarray(a) * norms, W / norms[:, None], np.asarray(b) / norms
+    order = np.argsort(b_c)
+    return a_c[order], W_c[order], b_c[order]
+
+
+def wrong_relu_canonical_identifiable(a: np.ndarray, W: np.ndarray, b: np.ndarray
+                                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Wrong: 'the hidden units are identifiable up to order only' (the positive rescaling forgotten)."""
+    order = np.argsort(np.asarray(b) / np.linalg.norm(W, axis=1))
+    return np.asarray(a)[order], np.asarray(W)[order], np.asarray(b)[order]

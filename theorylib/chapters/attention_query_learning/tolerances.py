@@ -91,3 +91,38 @@ def probe_rel_tolerance(A: np.ndarray, u: np.ndarray, Q: np.ndarray, W: np.ndarr
     f = Q @ u + p * margin
     t = FP_SAFETY * EPS * (np.maximum(1.0, np.abs(f)) / (np.abs(margin) * p * (1 - p)) + np.maximum(1.0, np.abs(z)))
     return float(np.linalg.norm(t) / tangent_sv[rank - 1] / np.linalg.norm(A))
+
+
+
+def relu_tolerance(fit) -> float:
+    """Floating-point tolerance of the ReLU learner's canonical parameters (max-entry error).
+
+    Answers round by eps max(1, |f|). Kink location: the two lines through (t - 2l, t - l) and
+    (t + l, t + 2l) each take their value at t with error <= 3 eps max(1, f_kink), so their meeting point
+    errs by <= 6 eps max(1, f_kink) / |slope jump| + eps |t| (e_t). Gradient jump: a difference of two
+    forward differences of step h, each entry within 4 eps max(1, f_near) / h (e_grad); so the unit normal
+    errs by <= 2 sqrt(d) e_grad / ||Delta||, the weight ||Delta|| by sqrt(d) e_grad, and the offset
+    -n^T x_k by ||x_k|| e_n + ||v|| e_t. The tolerance is FP_SAFETY times the largest over the units.
+    """
+    d = fit.W.shape[1]
+    e_grad = 4 * EPS * np.maximum(1.0, fit.f_near) / fit.h
+    e_n = 2 * np.sqrt(d) * e_grad / fit.grad_jump
+    e_a = np.sqrt(d) * e_grad
+    e_t = 6 * EPS * np.maximum(1.0, fit.f_kink) / fit.jump + EPS * fit.t_abs
+    e_b = fit.x_norm * e_n + fit.v_norm * e_t
+    return FP_SAFETY * float(np.max(np.concatenate([e_n, e_a, e_b])))
+
+
+def transformer_tolerance(fit) -> float:
+    """Max-entry tolerance of the Transformer reduction's A_hat (rounding only: on the ball the probes are
+    exact, whatever the FFN fit's error, which only places the ball).
+
+    A probe's P = (T([q+w; q]) - T([q])) / (T([q+w]) - T([q])) rounds by <= 3 eps max(1, f_max) (1 + P) /
+    (rho' gamma^T w) (numerator and denominator, each a difference of two answers); its logit by that over
+    P (1 - P), plus eps |D|; A_hat_ab, a combination of four logits over rho'^2, by 4 x the largest / rho'^2,
+    times FP_SAFETY.
+    """
+    dP = 3 * EPS * max(1.0, fit.f_max) * (1 + fit.P) / (fit.rho_p * np.abs(fit.margin)[None, :])
+    D = np.log(fit.P) - np.log1p(-fit.P)
+    dD = dP / (fit.P * (1 - fit.P)) + EPS * np.maximum(1.0, np.abs(D))
+    return FP_SAFETY * 4 * float(np.max(dD)) / fit.rho_p**2
