@@ -137,6 +137,9 @@ def test_law_regime_reads_order_and_remainder_of_a_known_sequence():
     assert reg["in_regime"].all()
     L2 = a**2 * (3.0 + 5.0 * a**2.5)  # order 2.5: out of the regime
     assert not claims.law_regime(L2, grid, 2)["in_regime"].any()
+    L3 = a**2 * (3.0 + 5.0 * a - 1100.0 * a**2)  # the remainder turns between the grid points: out
+    reg3 = claims.law_regime(L3, grid, 2)
+    assert 0.0 < reg3["order"][0] < 2.0 and not reg3["in_regime"].any()
     with pytest.raises(ValueError):
         claims.law_regime(L, [0.004, 0.002, 0.0015, 0.008], 2)
 

@@ -208,12 +208,19 @@ def predicted_law(X_F: np.ndarray, y_F: np.ndarray, beta_P: np.ndarray, alpha_u:
 #: the observed order in alpha_h of the law's remainder must lie in (1 - ORDER_WINDOW, 1 + ORDER_WINDOW)
 ORDER_WINDOW = 1.0
 
+#: the least fraction of designs in the asymptotic regime. A design is in it with probability about 0.75 at
+#: the alternative setting A (0.85 at the defaults; 400 designs each): with 8 designs, "at least a quarter"
+#: fails by chance with probability P(Bin(8, 0.75) <= 1) = 4e-4 < 1e-3 ("at least half": 3e-2).
+MIN_IN_REGIME = 0.25
+
 
 def law_regime(L: np.ndarray, alpha_grid: Sequence[float], power: int) -> dict[str, np.ndarray]:
     """From measured leakage only: q = L / alpha_h^power at the three smallest head scales a1 < a2 < a3
     (geometric, ratio r), the observed order t = log_r |q3 - q2| / |q2 - q1| of q's remainder, the
-    designs in the asymptotic regime (|t - 1| < ORDER_WINDOW) and the Richardson estimate
-    |q2 - q1| / (r^t - 1) of the remainder of q1."""
+    designs in the asymptotic regime and the Richardson estimate |q2 - q1| / (r^t - 1) of the remainder
+    of q1. In the regime q = q0 + k alpha^t: |t - 1| < ORDER_WINDOW, and the two differences q3 - q2 and
+    q2 - q1 have the same sign (a single power is monotone; a sign change means the remainder turns
+    between the grid points and Richardson does not apply)."""
     a = np.asarray(alpha_grid, float)
     idx = np.argsort(a)[:3]
     if idx.size < 3:
@@ -226,7 +233,7 @@ def law_regime(L: np.ndarray, alpha_grid: Sequence[float], power: int) -> dict[s
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.log(np.abs(q[2] - q[1]) / np.abs(q[1] - q[0])) / np.log(r)
         rich = np.abs(q[1] - q[0]) / (r**t - 1.0)
-    ok = np.isfinite(t) & (np.abs(t - 1.0) < ORDER_WINDOW)
+    ok = np.isfinite(t) & (np.abs(t - 1.0) < ORDER_WINDOW) & ((q[2] - q[1]) * (q[1] - q[0]) > 0)
     return {"q1": q[0], "order": t, "in_regime": ok, "remainder": rich, "index": idx}
 
 
@@ -238,8 +245,8 @@ def claim_leakage_law(name: str, L: np.ndarray, L_coarse: np.ndarray, alpha_grid
     L, L_coarse: (alpha, design) at steps eta and 2 eta. The remainder of the law is O(alpha_h) relative;
     per design it is estimated from the measured leakage alone (:func:`law_regime`: observed order and
     Richardson) plus the first-order GD error q1 |log L(eta) - log L(2 eta)|. Measured: the worst ratio of
-    |q1 - law| to that estimate over the designs in the asymptotic regime; bound FACTOR. At least half of the
-    designs must be in the regime (else the claim fails: the grid does not reach the law)."""
+    |q1 - law| to that estimate over the designs in the asymptotic regime; bound FACTOR. At least a fraction
+    MIN_IN_REGIME of the designs must be in the regime (else the claim fails: the grid does not reach the law)."""
     power = 2 if alpha_u < alpha_v else 0
     reg = law_regime(L, alpha_grid, power)
     L, L_coarse = np.asarray(L, float), np.asarray(L_coarse, float)
@@ -251,7 +258,7 @@ def claim_leakage_law(name: str, L: np.ndarray, L_coarse: np.ndarray, alpha_grid
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.abs(reg["q1"] - law) / (reg["remainder"] + gd)
     ratio = np.where(np.isfinite(ratio), ratio, np.inf)
-    worst = float(np.max(ratio[ok])) if 2 * ok.sum() >= ok.size else float("inf")
+    worst = float(np.max(ratio[ok])) if ok.any() and ok.sum() >= MIN_IN_REGIME * ok.size else float("inf")
     return check_upper(name, worst, FACTOR,
                        "law's O(alpha_h) remainder: observed order and Richardson from the measured leakage, "
                        "plus the GD error").with_details(in_regime=int(ok.sum()), designs=int(ok.size),
