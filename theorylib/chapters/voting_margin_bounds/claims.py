@@ -12,7 +12,7 @@ from types import ModuleType, SimpleNamespace
 import numpy as np
 from scipy import stats
 
-from theorylib.core.claims import DEFAULT_ALPHA, Claim, check_relative, check_upper, z_critical
+from theorylib.core.claims import DEFAULT_ALPHA, Claim, check_upper, z_critical
 
 from . import theory as _theory
 
@@ -186,8 +186,8 @@ def claim_margin_rate(name: str, theta: np.ndarray, n: np.ndarray, N0: np.ndarra
     b, se, a = margin_slope(theta, scale)
     tol = z_critical(alpha) * se + np.log1p(DRIFT) / span
     ok = bool(np.isfinite(b) and abs(b - 1) <= tol)
-    return Claim(name, b, 1.0, "absolute", float(tol), f"|b-1| <= {z_critical(alpha):.2f} SE + drift = {tol:.3g}",
-                 f"slope SE from the seed-to-seed spread (false alarm {alpha:g}) plus a "
+    return Claim(name, b, 1.0, "absolute", float(tol), f"|b-1| <= {tol:.3g}",
+                 f"{z_critical(alpha):.2f} SE of the slope from the seed-to-seed spread (false alarm {alpha:g}) plus a "
                  f"{DRIFT:.0%} drift of the constant over the sweep", ok, alpha
                  ).with_details(se=se, intercept=a, scale=scale, span=span)
 
@@ -302,7 +302,7 @@ def claim_hoeffding_sharp(name: str, log_tail: float, gap: float, k: int, m: int
     with np.errstate(all="ignore"):
         pred = -float(np.log(theory.hoeffding_tail(gap, k)))
     s = _binomial_log_slack(m, k, gap, gap)
-    return _band(name, E, pred, E - s, E, f"p in [m - {s:.3g}, m]", "exact binomial log tail at margin 0; "
+    return _band(name, E, pred, E - s, E, f"m - {s:.3g} <= p <= m", "exact binomial log tail at margin 0; "
                  "lower edge: P(B = m) >= exp(-k KL)/(k + 1) and the Taylor bound on KL", s=s)
 
 
@@ -321,8 +321,8 @@ def claim_eta_sharp(name: str, log_tail: float, theta: float, k: int, m: int, *,
         eta = float(theory.thm_bound_at_k(0.0, theta, 1e300, 2, 0.5, k)) / 2
         pred = -float(np.log(eta)) if eta > 0 else float("inf")
     s = _binomial_log_slack(m, k, theta / 2, theta)
-    return _band(name, E, pred, E - s, E, f"p in [m - {s:.3g}, m]", "exact binomial log tail at margin "
-                 "theta, threshold theta/2; lower edge as in C1d", s=s, eta=eta)
+    return _band(name, E, pred, E - s, E, f"m - {s:.3g} <= p <= m", "exact binomial log tail at margin "
+                 "theta, threshold theta/2; lower edge as in C6a", s=s, eta=eta)
 
 
 def claim_chernoff_sharp(name: str, j_star: int, n: int, p: float, log_term: float, *,
@@ -381,21 +381,3 @@ def claim_inversion_sharp(name: str, p_cp: float, phat: float, n: int, log_term:
         d = float(theory.relative_deviation_bound(phat, n, log_term)) - phat
     return _band(name, d_cp, d, d_cp, d_cp * U, f"D_cp <= p <= {U:.4f} D_cp", "exact Clopper-Pearson limit; "
                  "upper edge from P(B = j) >= exp(-n KL)/(n + 1) and the Taylor bound on KL", U=U)
-
-
-def claim_union_spend(name: str, tuples: Sequence[int], levels: Sequence[int], H: int, delta: float, *,
-                      theory: Theory = _theory) -> Claim:
-    """Lambda_k spends exactly delta/(k (k + 1)) on the events of size k: the union over k <= K spends delta K/(K + 1).
-
-    ``tuples[k-1]``, ``levels[k-1]``: the ordered k-tuples of the class and the distinct margin levels
-    of their averages, counted by enumeration. Measured: sum_k tuples_k levels_k exp(-Lambda_k)/delta;
-    predicted: sum_k 1/(k (k + 1)) = K/(K + 1), the proof's allotment. Exact up to rounding (fp).
-    """
-    K = len(tuples)
-    with np.errstate(all="ignore"):
-        spend = np.array([t * lv * np.exp(-float(theory.union_log_term(k, H, delta)))
-                          for k, (t, lv) in enumerate(zip(tuples, levels, strict=True), start=1)]) / delta
-    total = float(np.sum(spend))
-    tol = 1e-12 * K
-    return check_relative(name, total, K / (K + 1), tol, "exact sum; the tolerance is rounding "
-                          f"({K} terms at 1e-12)", fp=True).with_details(spend=spend)
