@@ -399,3 +399,12 @@ def test_exact_stability_and_gap_hold_for_a_random_delay_sequence():
     g = model.gap_with_control(c.w_final, Z, q)
     assert abs(g.mean() - theory.gap(0.2, dl, q, 2, 1.0)) < 4 * g.std(ddof=1) / np.sqrt(3000)
     assert abs(theory.stability(0.2, dl, q, 2, 1.0) / theory.wrong_stability_no_delay(0.2, dl, q, 2, 1.0) - 1) > 0.05
+
+
+def test_c0_tau_relation_is_the_step_condition_at_the_smallest_sample_size_of_c5():
+    """The declaration's relation c0 (1 + 2 tau) <= 16 is eta (1 + 2 tau) <= 2 at C5's largest step
+    eta = c0 / sqrt(N_min), N_min = 64; c0 = 2, tau = 6 violates it and the default satisfies it."""
+    assert model.N_GRID_EXCESS[0] == 64 == min(model.N_GRID_EXCESS)
+    rel = next(r for r in CHAPTER.relations if set(r.names) == {"c0", "tau"})
+    assert not rel.holds({"c0": 2.0, "tau": 6}) and rel.holds({"c0": 0.5, "tau": 3})
+    assert rel.holds({"c0": 16 / 13, "tau": 6}) and not rel.holds({"c0": 16 / 13 + 1e-9, "tau": 6})

@@ -43,6 +43,11 @@ CHAPTER = Chapter(
         Relation(("eta", "tau"), "eta <= 2 / (1 + 2 tau) (the stability theorem's step size, L = 1)",
                  lambda v: v["eta"] * (1 + 2 * v["tau"]) <= 2, violating={"eta": 0.4},
                  satisfying={"eta": 0.2}),
+        # C5's largest step is c0 / sqrt(64) (its smallest sample size, model.N_GRID_EXCESS[0] = 64); beyond
+        # the theorem's condition the delayed recursion can diverge (at c0 = 2, tau = 6 it does)
+        Relation(("c0", "tau"), "c0 / 8 <= 2 / (1 + 2 tau): C5's largest step eta = c0 / sqrt(64) obeys the "
+                 "stability theorem's step size", lambda v: v["c0"] * (1 + 2 * v["tau"]) <= 16,
+                 violating={"c0": 2.0, "tau": 6}, satisfying={"c0": 1.2, "tau": 6}),
     ),
     proves=(
         "For convex L-smooth losses, asynchronous SGD with arbitrary delays <= tau and worker participation q "
