@@ -62,7 +62,7 @@ def test_wrong_depth_is_plain_newton():
 def test_closed_forms():
     assert theory.best_pl_error_square(3) == 1 / 72
     assert theory.sawtooth_error(3) == 2.0**-8 and theory.sawtooth_pieces(3) == 8
-    assert theory.rational_neurons(4) == 10
+    assert model.rational_neurons(4) == 10
 
 
 # ---------------------------------------------------------------- model
@@ -76,7 +76,10 @@ def test_h_form_equals_x_times_sign(ell, k):
 
 def test_abs_net_at_zero_even_positive():
     ell, k = 1e-4, 5
-    np.testing.assert_allclose(model.abs_net(np.array([0.0]), ell, k)[0], theory.abs_at_zero(ell, k), rtol=1e-14)
+    # h_1(0) = ell/(1 + ell) and h_{j+1}(0) = h_j(0)/(1 + ell_j): the closed form of the |x| theorem.
+    ells = theory.schedule(ell, k)[0]
+    at_zero = ells[0] / (1.0 + ells[0]) / np.prod(1.0 + ells[1:k])
+    np.testing.assert_allclose(model.abs_net(np.array([0.0]), ell, k)[0], at_zero, rtol=(6 * k + 4) * 2.0**-53)
     x = np.linspace(0, 1, 1001)
     h = model.abs_net(x, ell, k)
     assert np.all(h > 0)
@@ -97,7 +100,7 @@ def test_abs_error_is_within_theorem_bound():
 def test_rational_network_matches_h_form_and_counts():
     for k in [1, 2, 4]:
         net = model.build_abs_network(1e-3, k)
-        assert net.n_neurons == theory.rational_neurons(k)
+        assert net.n_neurons == model.rational_neurons(k) == 1 + 3 * (k - 1)
         x = np.linspace(-1, 1, 801)
         np.testing.assert_allclose(net.forward(x), model.abs_net(x, 1e-3, k), atol=1e-9)
         for n in net.neurons:
@@ -245,23 +248,6 @@ def test_c2_log_domain_law_holds_and_rejects_plain_newton():
     assert claims.claim_depth_log("C2l", eps, ks).passed
     wrong = variant(theory, log_depth_needed=lambda d: theory.wrong_depth_needed(10.0**d))
     assert not claims.claim_depth_log("C2l", eps, ks, theory=wrong).passed
-
-
-def test_c2_value_at_zero_holds_and_rejects_missing_first_factor():
-    eps = [1e-2, 1e-6, 1e-12]
-    ks = [theory.depth_needed(e) for e in eps]
-    vals = [model.abs_net(np.zeros(1), e, k)[0] for e, k in zip(eps, ks, strict=True)]
-    assert claims.claim_abs_at_zero("C2z", eps, ks, vals).passed
-    wrong = variant(theory, abs_at_zero=lambda ell, k: theory.abs_at_zero(ell, k) * (1 + ell))
-    assert not claims.claim_abs_at_zero("C2z", eps, ks, vals, theory=wrong).passed
-
-
-def test_c2_neuron_count_holds_and_rejects_two_per_step():
-    ks = [1, 3, 6]
-    counts = [model.build_abs_network(1e-3, k).n_neurons for k in ks]
-    assert claims.claim_neuron_count("C2n", ks, counts).passed
-    wrong = variant(theory, rational_neurons=lambda k: 1 + 2 * (k - 1))
-    assert not claims.claim_neuron_count("C2n", ks, counts, theory=wrong).passed
 
 
 def test_c1_depth_holds_and_rejects_plain_newton_depth():

@@ -80,24 +80,6 @@ def claim_depth_log(name: str, eps: Sequence[float], k_measured: Sequence[int], 
                        "counts the eps outside it")
 
 
-def claim_abs_at_zero(name: str, eps: Sequence[float], ks: Sequence[int], values: Sequence[float], *,
-                      theory: Theory = _theory) -> Claim:
-    """The |x| network's output at 0 equals (ell/(1+ell)) prod_j 1/(1+ell_j), to rounding, for every eps."""
-    p = np.array([theory.abs_at_zero(float(e), int(k)) for e, k in zip(eps, ks, strict=True)])
-    rel = np.abs(np.asarray(values, dtype=float) / p - 1.0)
-    worst = float(np.max(rel)) if np.all(np.isfinite(rel)) else float("inf")
-    tol = (6 * max(int(k) for k in ks) + 4) * UNIT_ROUNDOFF
-    return check_absolute(name, worst, 0.0, tol, "max relative deviation; about 3 roundings per step on "
-                          "either side and in the weights, (6k + 4) u", fp=True)
-
-
-def claim_neuron_count(name: str, ks: Sequence[int], counts: Sequence[int], *,
-                       theory: Theory = _theory) -> Claim:
-    """The constructed |x| network of depth k has 1 + 3(k - 1) neurons, for every depth used."""
-    wrong = sum(int(c) != theory.rational_neurons(int(k)) for k, c in zip(ks, counts, strict=True))
-    return check_exact(name, wrong, 0, "neurons of the built network; number of depths that differ")
-
-
 def claim_depth_bound(name: str, eps: Sequence[float], k_measured: Sequence[int], *,
                       theory: Theory = _theory) -> Claim:
     """The measured depth never exceeds the closed-form bound of the depth theorem (part c)."""

@@ -60,6 +60,11 @@ def relu_net(x: np.ndarray, eps: float, k: int, B: float = 1.0) -> np.ndarray:
     return 0.5 * (x + B * abs_net(x / B, eps, k))
 
 
+def rational_neurons(k: int) -> int:
+    """Neurons of the |x| network of depth k: one square, then a reciprocal and two squares per step."""
+    return 1 + 3 * (check_positive_int("k", k) - 1)
+
+
 @dataclass(frozen=True)
 class Neuron:
     """t = w . [1, x, out_0, ..., out_{i-1}], output P(t)/Q(t) (coefficients highest degree first)."""

@@ -102,18 +102,6 @@ def log_depth_needed(log10_eps: float) -> int:
             return k
 
 
-def abs_at_zero(ell: float, k: int) -> float:
-    """h_k(0) = ell/(1 + ell) prod_{j=1}^{k-1} 1/(1 + ell_j) (Theorem: |x| network)."""
-    k = check_positive_int("k", k)
-    ells = schedule(ell, k)[0]
-    return float(ells[0] / (1.0 + ells[0]) / np.prod(1.0 + ells[1:k]))
-
-
-def rational_neurons(k: int) -> int:
-    """Neurons of the |x| network of depth k: one square, then a reciprocal and two squares per step."""
-    return 1 + 3 * (check_positive_int("k", k) - 1)
-
-
 def best_pl_error_square(k: int) -> float:
     """min over continuous k-piece PL g on equispaced knots of ||x^2 - g||_inf on [0, 1] = 1/(8 k^2)."""
     k = check_positive_int("k", k)
