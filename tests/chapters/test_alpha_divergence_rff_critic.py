@@ -311,13 +311,39 @@ def test_claim_c4_holds_and_rejects_unconstrained_rate():
 
 
 def test_claim_c5_holds_at_interior_and_rejects_quadratic_curvature():
-    rng = rng_for(0, "t-C5")
-    W = model.sample_frequencies(2, 2, 1.0, 3.0, rng)
-    FP, FQ = model.rff(model.sample_gaussian(2000, MP, SP, rng), W), model.rff(rng.standard_normal((2000, 2)), W)
-    theta, _, _ = model.solve_ball(FP, FQ, 1.8, 0.5, tol=1e-15)
+    FP, FQ, theta, _ = model.interior_design(2, 2000, MP, SP, np.zeros(2), np.eye(2), 1.0, 3.0, 1.8, 0.5,
+                                             rng_for(0, "t-C5"))
     eta = 1 / np.linalg.eigvalsh(-model.hessian(theta, FQ, 0.5)).max()
     path = model.projected_ga(FP, FQ, 1.8, 0.5, eta, 400, np.zeros(4))
     win = model.contraction_window(np.linalg.norm(path - theta, axis=1), 1e-8, 1e-12)
-    assert claims.claim_local_contraction("C5", path, theta, win, FP, FQ, 1.8, 0.5, eta).passed
+    assert claims.claim_local_contraction("C5", path, theta, win, FP, FQ, 1.8, 0.5, eta, interior=True).passed
     wrong = variant(theory, linearized_map=theory.wrong_linearized_map_chi2)
-    assert not claims.claim_local_contraction("C5", path, theta, win, FP, FQ, 1.8, 0.5, eta, theory=wrong).passed
+    assert not claims.claim_local_contraction("C5", path, theta, win, FP, FQ, 1.8, 0.5, eta, interior=True,
+                                              theory=wrong).passed
+
+
+def test_claim_c5_fails_when_the_maximizer_is_on_the_sphere():
+    # the active-ball experiment of C4 read as an interior one: the premise fails, whatever the rate
+    _, FP, FQ = _features(16, 2000, 3, "t-C4")
+    theta, _, _ = model.solve_ball(FP, FQ, 1.0, 0.5, tol=1e-15)
+    eta = 1 / np.linalg.eigvalsh(-model.hessian(theta, FQ, 0.5)).max()
+    path = model.projected_ga(FP, FQ, 1.0, 0.5, eta, 400, np.zeros(32))
+    win = model.contraction_window(np.linalg.norm(path - theta, axis=1), 1e-8, 1e-12)
+    assert claims.claim_local_contraction("C5", path, theta, win, FP, FQ, 1.0, 0.5, eta).passed
+    assert not claims.claim_local_contraction("C5", path, theta, win, FP, FQ, 1.0, 0.5, eta, interior=True).passed
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_interior_design_returns_an_interior_maximizer(seed):
+    FP, FQ, theta, draws = model.interior_design(2, 2000, MP, SP, np.zeros(2), np.eye(2), 1.0, 3.0, 1.8, 0.5,
+                                                 rng_for(seed, "t-design"))
+    assert 1 <= draws <= 50 and np.linalg.norm(theta) <= 0.95 * 1.8
+    assert np.linalg.norm(model.gradient(theta, FP, FQ, 0.5)) < 1e-10  # a stationary point, not the sphere's
+
+
+def test_interior_design_gives_up_after_max_draws():
+    # a radius far below every draw's unconstrained maximizer: every draw is on the sphere
+    FP, FQ, theta, draws = model.interior_design(2, 500, MP, SP, np.zeros(2), np.eye(2), 1.0, 3.0, 0.05, 0.5,
+                                                 rng_for(0, "t-design"), max_draws=3)
+    assert draws == 3
+    np.testing.assert_allclose(np.linalg.norm(theta), 0.05, rtol=1e-12)

@@ -117,15 +117,28 @@ def claim_rff_rate(name: str, D_list: Sequence[int], errors: np.ndarray, n_boot:
                        why="99.9% bootstrap interval over frequency draws (paired rows)")
 
 
+# A solver's maximizer on the sphere has norm R to about 1e-15 relative; 1e-9 separates it from an interior one.
+ON_SPHERE_RTOL = 1e-9
+
+
 def claim_local_contraction(name: str, path: np.ndarray, theta_star: np.ndarray, window: tuple[int, int] | None,
                             FP: np.ndarray, FQ: np.ndarray, R: float, alpha: float, eta: float, *,
-                            theory: Theory = _theory) -> Claim:
+                            interior: bool = False, theory: Theory = _theory) -> Claim:
     """The measured geometric-mean contraction of ||theta_t - theta*|| over the window against the
-    linearized map applied to the measured error at the window's start, within RATE_TOL."""
+    linearized map applied to the measured error at the window's start, within RATE_TOL.
+
+    ``interior=True`` makes a maximizer strictly inside the ball a premise: on the sphere the claim fails,
+    since it would then test the active-constraint map instead of the curvature of J_n.
+    """
     err = np.linalg.norm(np.asarray(path) - theta_star, axis=1)
+    nan = float("nan")
+    if interior and not np.linalg.norm(theta_star) < R * (1 - ON_SPHERE_RTOL):
+        return check_absolute(name, nan, 0.0, RATE_TOL, fp=True, why="premise failed: the maximizer is on the "
+                              "sphere, not inside the ball").with_details(rho=nan, err=err, rate=nan,
+                                                                           rate_predicted=nan)
     if window is None:  # the iterates never entered the window: no linear rate was observed
-        return check_absolute(name, float("nan"), 0.0, RATE_TOL, fp=True, why="no contraction window reached"
-                              ).with_details(rho=float("nan"), err=err, rate=float("nan"), rate_predicted=float("nan"))
+        return check_absolute(name, nan, 0.0, RATE_TOL, fp=True, why="no contraction window reached"
+                              ).with_details(rho=nan, err=err, rate=nan, rate_predicted=nan)
     t0, t1 = window
     measured = float((err[t1] / err[t0]) ** (1.0 / (t1 - t0)))
     J = theory.linearized_map(theta_star, FP, FQ, R, alpha, eta)

@@ -322,3 +322,26 @@ def contraction_window(errors: np.ndarray, hi: float, lo: float) -> tuple[int, i
     t0 = int(below[0])
     t1 = t0 + int(np.flatnonzero(errors[t0:] >= lo)[-1]) if np.any(errors[t0:] >= lo) else t0
     return (t0, t1) if t1 > t0 else None
+
+
+def interior_design(D: int, n: int, mP: np.ndarray, SP: np.ndarray, mQ: np.ndarray, SQ: np.ndarray, ell: float,
+                    Omega: float, R: float, alpha: float, rng: np.random.Generator, margin: float = 0.95,
+                    max_draws: int = 50) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Draw (frequencies, samples) until the maximizer of J_n on the ball lies in the ball of radius margin R.
+
+    The interior case of the linearized map needs a maximizer off the sphere; whether a draw gives one is a
+    property of the data (read from the solver, never from the formula under test). Returns (FP, FQ,
+    theta*, draws); after max_draws failed draws, the last draw, whose maximizer is on or near the sphere.
+    """
+    margin = check_real("margin", margin, 0.0, 1.0, open_low=True)
+    max_draws = check_positive_int("max_draws", max_draws)
+    d, draws = np.asarray(mP).size, 0
+    while draws < max_draws:
+        draws += 1
+        W = sample_frequencies(D, d, ell, Omega, rng)
+        FP = rff(sample_gaussian(n, mP, SP, rng), W)
+        FQ = rff(sample_gaussian(n, mQ, SQ, rng), W)
+        theta, _, _ = solve_ball(FP, FQ, R, alpha, tol=1e-15)
+        if np.linalg.norm(theta) <= margin * R:
+            break
+    return FP, FQ, theta, draws
