@@ -73,6 +73,18 @@ def test_chapter_notebook_anatomy(chapter):
     assert "{prf:theorem}" in text and "{prf:proof}" in text and "{cite" in text
 
 
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda c: c.slug)
+def test_markdown_avoids_known_rendering_traps(chapter):
+    """Two traps the builds found: in a heading, \\varepsilon stops the PDF (hyperref's bookmark strings
+    under unicode-math have no mapping for it: "Improper alphabetic constant"); an indented $$ block inside
+    a list item renders as raw dollars in the HTML."""
+    lines = twin_path(chapter.notebook_path).read_text(encoding="utf-8").splitlines()
+    headings = [ln for ln in lines if ln.startswith("#") and "\\varepsilon" in ln]
+    assert not headings, f"\\varepsilon in a heading breaks the PDF bookmarks: {headings}"
+    indented = [i + 1 for i, ln in enumerate(lines) if ln.startswith((" ", "\t")) and ln.strip() == "$$"]
+    assert not indented, f"indented $$ display block(s) at line(s) {indented}: write them inline"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("chapter", "alt"), ALTERNATIVES, ids=lambda v: getattr(v, "slug", v))
 def test_claims_hold_at_alternative_setting(chapter, alt, tmp_path):
