@@ -100,3 +100,17 @@ def test_claimset_rejects_duplicates_and_reports_failures(monkeypatch):
 def test_empty_claimset_is_an_error():
     with pytest.raises(ValueError, match="no claims"):
         C.ClaimSet("demo").report()
+
+
+def test_bounds_with_a_relative_slack():
+    up = C.check_upper("u", 1.0 + 5e-13, 1.0, "why", rtol=1e-12)
+    assert up.passed and up.tolerance_text == "m <= p(1 + 1e-12)"
+    assert not C.check_upper("u", 1.0 + 2e-12, 1.0, "why", rtol=1e-12).passed
+    assert C.check_upper("u", -1.0 - 5e-13, -1.0, "why", rtol=1e-12).passed  # slack relative to |bound|
+    lo = C.check_lower("l", 1.0 - 5e-13, 1.0, "why", rtol=1e-12)
+    assert lo.passed and lo.tolerance_text == "m >= p(1 - 1e-12)"
+    assert not C.check_lower("l", 1.0 - 2e-12, 1.0, "why", rtol=1e-12).passed
+    with pytest.raises(ValueError):
+        C.check_upper("u", 1.0, 1.0, "why", tol=1e-3, rtol=1e-3)
+    with pytest.raises(ValueError):
+        C.check_lower("l", 1.0, 1.0, "why", tol=1e-3, rtol=1e-3)

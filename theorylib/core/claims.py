@@ -168,19 +168,36 @@ def check_interval(
 
 
 def check_upper(name: str, measured: float, bound: float, why: str, tol: float = 0.0, *,
-                fp: bool = False) -> Claim:
-    """A proved upper bound holds: measured <= bound + tol (``fp=True``: measured is fp error, shown as a bound)."""
+                fp: bool = False, rtol: float = 0.0) -> Claim:
+    """A proved upper bound holds: measured <= bound + tol (``fp=True``: measured is fp error, shown as a bound).
+
+    ``rtol`` (exclusive with ``tol``): measured <= bound (1 + rtol), a rounding slack relative to the bound, shown
+    as such (an absolute slack computed from the bound would show the bound's digits a second time).
+    """
+    if tol and rtol:
+        raise ValueError("give tol or rtol, not both")
     _check_tol(tol)
+    _check_tol(rtol)
     m, p = _num(measured), _num(bound)
+    if rtol:
+        ok = _finite(m, p) and m <= p + rtol * abs(p)
+        return Claim(name, m, p, "upper", float(rtol * abs(p)), f"m <= p(1 + {rtol:.3g})", why, bool(ok), fp=fp)
     ok = _finite(m, p) and m <= p + tol
     text = "m <= p" if tol == 0 else f"m <= p + {_tol_text(tol, fp, ok)}"
     return Claim(name, m, p, "upper", float(tol), text, why, bool(ok), fp=fp)
 
 
-def check_lower(name: str, measured: float, bound: float, why: str, tol: float = 0.0) -> Claim:
-    """A proved lower bound holds: measured >= bound - tol."""
+def check_lower(name: str, measured: float, bound: float, why: str, tol: float = 0.0, *,
+                rtol: float = 0.0) -> Claim:
+    """A proved lower bound holds: measured >= bound - tol, or with ``rtol``: measured >= bound (1 - rtol)."""
+    if tol and rtol:
+        raise ValueError("give tol or rtol, not both")
     _check_tol(tol)
+    _check_tol(rtol)
     m, p = _num(measured), _num(bound)
+    if rtol:
+        ok = _finite(m, p) and m >= p - rtol * abs(p)
+        return Claim(name, m, p, "lower", float(rtol * abs(p)), f"m >= p(1 - {rtol:.3g})", why, bool(ok))
     ok = _finite(m, p) and m >= p - tol
     text = "m >= p" if tol == 0 else f"m >= p - {tol:.3g}"
     return Claim(name, m, p, "lower", float(tol), text, why, bool(ok))

@@ -132,8 +132,7 @@ def claim_budget_bound(name: str, gd: dict, *, theory: Theory = _theory) -> Clai
     """C2c: sum_t V_t^2 <= 2 log(||W_T|| / ||W_0||), and the ratio (details) is close to 1 when kappa is small."""
     meas = float(np.sum(measured_steps_sq(gd)))
     bound = float(theory.spectral_budget(gd["norm"][0], gd["norm"][-1]))
-    tol = 1e-12 * abs(bound) if np.isfinite(bound) else 0.0
-    c = check_upper(name, meas, _finite_or_nan(bound), tol=tol,
+    c = check_upper(name, meas, _finite_or_nan(bound), rtol=1e-12,
                     why="proved bound; 1e-12 relative for rounding")
     return c.with_details(ratio=meas / bound if bound else float("nan"))
 
@@ -146,7 +145,7 @@ def claim_budget_attained(name: str, gd: dict, *, theory: Theory = _theory) -> C
     e_min = float(np.min(budget_efficiency(np.sqrt(V2))))
     bound = float(theory.spectral_budget(gd["norm"][0], gd["norm"][-1]))
     floor = e_min * bound if np.isfinite(bound) else float("nan")
-    return check_lower(name, meas, floor, tol=1e-12 * meas,
+    return check_lower(name, meas, floor, rtol=1e-12,
                        why="each step uses the share e(x) = 1 - x^2/4 + ... of its budget").with_details(
         e_min=e_min)
 
