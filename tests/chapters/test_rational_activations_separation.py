@@ -60,7 +60,6 @@ def test_wrong_depth_is_plain_newton():
 
 
 def test_closed_forms():
-    assert theory.best_pl_error_square(3) == 1 / 72
     assert theory.sawtooth_error(3) == 2.0**-8 and theory.sawtooth_pieces(3) == 8
     assert model.rational_neurons(4) == 10
 
@@ -212,10 +211,53 @@ def test_c3_holds_and_rejects_exponential_rate():
     ks = [2, 4, 8]
     E = [model.best_pl_error_lp(lambda t: t * t, k, 16, scale=8.0 * k * k) for k in ks]
     assert claims.claim_pl_square("C3", ks, E, 16).passed
-    wrong = variant(theory, best_pl_error_square=theory.wrong_best_pl_error_square)
+    wrong = variant(theory, pl_error_bounds=theory.wrong_pl_error_bounds)
     assert not claims.claim_pl_square("C3", ks, E, 16, theory=wrong).passed
-    wrong_k = variant(theory, best_pl_error_square=lambda k: 1.0 / (8.0 * k))
+    wrong_k = variant(theory, pl_error_bounds=lambda k, a, b: (a / (16.0 * k), b / (16.0 * k)))
     assert not claims.claim_pl_square("C3", ks, E, 16, theory=wrong_k).passed
+    stronger_lower = variant(theory, pl_error_bounds=lambda k, a, b: (a / (8.0 * k * k), b / (16.0 * k * k)))
+    assert not claims.claim_pl_square("C3", ks, E, 16, theory=stronger_lower).passed
+
+
+def _inv_data(ks, M=16):
+    return [model.best_pl_error_lp(lambda t: 1.0 / (1.0 + t), k, M, scale=8.0 * k * k) for k in ks]
+
+
+def test_c3_inverse_lower_bound_holds_and_rejects_first_order_rate():
+    ks = [2, 8, 32, 128]
+    E = _inv_data(ks)
+    assert claims.claim_pl_lower("C3b", ks, E, 16, 0.25, 2.0).passed
+    first_order = variant(theory, pl_error_bounds=lambda k, a, b: (a / (16.0 * k), b / (16.0 * k)))
+    assert not claims.claim_pl_lower("C3b", ks, E, 16, 0.25, 2.0, theory=first_order).passed
+
+
+def test_c3_inverse_upper_bound_holds_and_rejects_exponential_rate():
+    ks = [2, 8, 32, 128]
+    E = _inv_data(ks)
+    assert claims.claim_pl_upper("C3c", ks, E, 0.25, 2.0).passed
+    wrong = variant(theory, pl_error_bounds=theory.wrong_pl_error_bounds)
+    assert not claims.claim_pl_upper("C3c", ks, E, 0.25, 2.0, theory=wrong).passed
+    # an upper bound from the smallest curvature is false: the piece at x = 0 has f'' = 2
+    assert not claims.claim_pl_upper("C3c", ks, E, 0.25, 0.25).passed
+
+
+def test_pl_error_bounds_and_the_shifted_interpolant():
+    # the shifted interpolant attains the upper bound's guarantee for 1/(1+x), measured on a fine grid
+    for k in (1, 3, 10):
+        knots = np.linspace(0.0, 1.0, k + 1)
+        x = np.linspace(0.0, 1.0, 200_001)
+        f = 1.0 / (1.0 + x)
+        interp = np.interp(x, knots, 1.0 / (1.0 + knots))
+        gap = interp - f
+        assert gap.min() >= -1e-15
+        lo, hi = theory.pl_error_bounds(k, 0.25, 2.0)
+        assert np.max(np.abs(f - (interp - gap.max() / 2))) <= hi * (1 + 1e-12)
+        assert gap.max() / 2 >= lo
+    assert theory.pl_error_bounds(3, 2.0, 2.0) == (1 / 72, 1 / 72)
+    with pytest.raises(ValueError):
+        theory.pl_error_bounds(3, 2.0, 1.0)
+    with pytest.raises(ValueError):
+        theory.pl_error_bounds(3, 0.0, 1.0)
 
 
 def _saw_data():
@@ -256,3 +298,12 @@ def test_c1_depth_holds_and_rejects_plain_newton_depth():
     assert claims.claim_sign_depth("C1d", 1e-6, eps, meas).passed
     wrong = variant(theory, depth_needed=theory.wrong_depth_needed)
     assert not claims.claim_sign_depth("C1d", 1e-6, eps, meas, theory=wrong).passed
+
+
+def test_c3_square_needs_bounds_that_meet():
+    ks = [2, 4, 8]
+    E = [model.best_pl_error_lp(lambda t: t * t, k, 16, scale=8.0 * k * k) for k in ks]
+    looser_upper = variant(theory, pl_error_bounds=lambda k, a, b: (a / (16.0 * k * k), b / (8.0 * k * k)))
+    assert not claims.claim_pl_square("C3", ks, E, 16, theory=looser_upper).passed
+    looser_lower = variant(theory, pl_error_bounds=lambda k, a, b: (a / (32.0 * k * k), b / (16.0 * k * k)))
+    assert not claims.claim_pl_square("C3", ks, E, 16, theory=looser_lower).passed

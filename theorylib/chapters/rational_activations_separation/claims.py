@@ -12,7 +12,7 @@ from types import ModuleType, SimpleNamespace
 
 import numpy as np
 
-from theorylib.core.claims import Claim, check_absolute, check_exact, check_upper
+from theorylib.core.claims import Claim, check_absolute, check_exact, check_lower, check_upper
 
 from . import theory as _theory
 
@@ -98,15 +98,51 @@ def lp_tolerance(M: int) -> tuple[float, float]:
 
 def claim_pl_square(name: str, ks: Sequence[int], errors: Sequence[float], M: int, *,
                     theory: Theory = _theory) -> Claim:
-    """The LP optimum for x^2 with k equispaced pieces is 1/(8 k^2) for every k (Theorem 4b is sharp)."""
-    ratio = np.asarray(errors, dtype=float) / np.array([theory.best_pl_error_square(int(k)) for k in ks])
+    """The LP optimum for x^2 with k equispaced pieces is 1/(8 k^2) for every k (Theorem 4b is sharp).
+
+    With f'' = 2 the lower and the upper bound of ``pl_error_bounds`` meet, and the measured E_k must equal
+    each of them, to the grid's slack below and the LP tolerance above (a theory whose bounds do not meet
+    predicts no value and fails).
+    """
+    bounds = np.array([theory.pl_error_bounds(int(k), 2.0, 2.0) for k in ks])
+    E = np.asarray(errors, dtype=float)
     lo, hi = lp_tolerance(M)
-    dev = ratio - 1.0
-    worst = float(dev[np.argmax(np.maximum(-dev - lo, dev - hi))])
-    ok_tol = lo if worst < 0 else hi
-    return check_absolute(name, 1.0 + worst, 1.0, ok_tol,
+    dev = (E[:, None] / bounds - 1.0).ravel()
+    excess = np.maximum(-dev - lo, dev - hi)
+    worst = float(dev[int(np.argmax(excess))])
+    return check_absolute(name, 1.0 + worst, 1.0, lo if worst < 0 else hi,
                           "worst E_k 8k^2; grid under-estimates by <= 2/M^2, LP tolerance 1e-8",
-                          fp=True).with_details(ratio=ratio)
+                          fp=True).with_details(ratio=E * 8.0 * np.asarray(ks, dtype=float) ** 2)
+
+
+def claim_pl_lower(name: str, ks: Sequence[int], errors: Sequence[float], M: int, curv_min: float,
+                   curv_max: float, *, theory: Theory = _theory) -> Claim:
+    """Theorem 4b's lower bound L_k = curv_min/(16 k^2) for a convex f with curv_min <= f'' <= curv_max.
+
+    The grid LP optimum E_k under-estimates the equispaced optimum (itself >= the free-knot one) by at most
+    curv_max delta^2/8, delta = 1/(k M), plus the LP tolerance 1e-8/(8 k^2): relative to L_k a slack of
+    2 curv_max/(curv_min M^2) + 2e-8/curv_min at every k.
+    """
+    E = np.asarray(errors, dtype=float)
+    lower = np.array([theory.pl_error_bounds(int(k), curv_min, curv_max)[0] for k in ks])
+    slack = 2.0 * curv_max / (curv_min * M**2) + 2e-8 / curv_min
+    return check_lower(name, float(np.min(E / lower)), 1.0,
+                       "min_k E_k/L_k; the grid under-estimates by <= 2 max f''/(min f'' M^2), LP tolerance",
+                       tol=slack).with_details(ratio=E / lower)
+
+
+def claim_pl_upper(name: str, ks: Sequence[int], errors: Sequence[float], curv_min: float, curv_max: float, *,
+                   theory: Theory = _theory) -> Claim:
+    """The equispaced fit attains U_k = curv_max/(16 k^2) (interpolant shifted by half its error).
+
+    The grid LP can only under-estimate the equispaced optimum, so E_k <= U_k up to the LP tolerance
+    1e-8/(8 k^2), i.e. 2e-8/curv_max relative to U_k.
+    """
+    E = np.asarray(errors, dtype=float)
+    upper = np.array([theory.pl_error_bounds(int(k), curv_min, curv_max)[1] for k in ks])
+    return check_upper(name, float(np.max(E / upper)), 1.0,
+                       "max_k E_k/U_k; the grid only under-estimates; LP tolerance",
+                       tol=2e-8 / curv_max).with_details(ratio=E / upper)
 
 
 def claim_sawtooth_error(name: str, ms: Sequence[int], errors: Sequence[float], *,

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from theorylib.core.validation import check_int, check_positive_int, check_real
+from theorylib.core.validation import check_int, check_positive, check_positive_int, check_real
 
 
 def _check_unit(name: str, value: float) -> float:
@@ -102,15 +102,23 @@ def log_depth_needed(log10_eps: float) -> int:
             return k
 
 
-def best_pl_error_square(k: int) -> float:
-    """min over continuous k-piece PL g on equispaced knots of ||x^2 - g||_inf on [0, 1] = 1/(8 k^2)."""
+def pl_error_bounds(k: int, curv_min: float, curv_max: float) -> tuple[float, float]:
+    """Bounds on the minimax error of continuous PL fits with k equispaced pieces to a convex f on [0, 1].
+
+    If curv_min <= f'' <= curv_max on [0, 1]: every PL g with k pieces has ||f - g||_inf >= curv_min / (16 k^2)
+    (Theorem 4b), and the interpolant at k equispaced knots shifted down by half its error attains
+    curv_max / (16 k^2). For x^2 (curv_min = curv_max = 2) both equal 1/(8 k^2).
+    """
     k = check_positive_int("k", k)
-    return 1.0 / (8.0 * k * k)
+    lo = check_positive("curv_min", curv_min)
+    hi = check_real("curv_max", curv_max, lo)
+    return lo / (16.0 * k * k), hi / (16.0 * k * k)
 
 
-def wrong_best_pl_error_square(k: int) -> float:
-    """The rate a rational approximant would give, exponential in k: exp(-k) / 8."""
-    return math.exp(-check_positive_int("k", k)) / 8.0
+def wrong_pl_error_bounds(k: int, curv_min: float, curv_max: float) -> tuple[float, float]:
+    """The rate a rational approximant would give, exponential in k: curvature e^{-k} / 16."""
+    k = check_positive_int("k", k)
+    return curv_min * math.exp(-k) / 16.0, curv_max * math.exp(-k) / 16.0
 
 
 def sawtooth_error(m: int) -> float:
