@@ -188,6 +188,21 @@ def test_projected_ga_converges_and_rate_matches_linearization():
     assert rho <= 1 / (1 + lam / L) + 1e-12
 
 
+def test_armijo_full_batch_converges_and_minibatch_steps_meet_the_armijo_condition():
+    _, FP, FQ = _features(16, 400, 0, "t-armijo")
+    theta, value, _ = model.solve_ball(FP, FQ, 1.0, 0.5, tol=1e-15)
+    full = model.armijo_sga(FP, FQ, 1.0, 0.5, 400, 60, rng_for(0, "t-armijo-full"))
+    assert np.all(np.linalg.norm(full, axis=1) <= 1.0 + 1e-12)
+    assert value - model.objective(full[-1], FP, FQ, 0.5) < 1e-12
+    gaps = [value - model.objective(t, FP, FQ, 0.5) for t in full]
+    assert np.all(np.diff(gaps) <= 1e-15)  # full-batch Armijo ascent never decreases J_n
+    mini = model.armijo_sga(FP, FQ, 1.0, 0.5, 32, 50, rng_for(0, "t-armijo-mini"))
+    assert np.all(np.linalg.norm(mini, axis=1) <= 1.0 + 1e-12)
+    assert value - model.objective(mini[-1], FP, FQ, 0.5) < value - model.objective(mini[0], FP, FQ, 0.5)
+    with pytest.raises(ValueError):
+        model.armijo_sga(FP, FQ, 1.0, 0.5, 401, 5, rng_for(0, "t"))
+
+
 def test_contraction_window():
     err = 0.5 ** np.arange(60)
     assert model.contraction_window(err, 1e-3, 1e-12) == (10, 39)

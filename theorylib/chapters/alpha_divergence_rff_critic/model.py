@@ -313,6 +313,41 @@ def projected_ga(FP: np.ndarray, FQ: np.ndarray, R: float, alpha: float, eta: fl
     return path
 
 
+def armijo_sga(FP: np.ndarray, FQ: np.ndarray, R: float, alpha: float, batch: int, steps: int,
+               rng: np.random.Generator, eta_max: float = 10.0, c: float = 0.5, shrink: float = 0.5,
+               grow: float = 2.0) -> np.ndarray:
+    """Projected stochastic gradient ascent with the stochastic Armijo line search; the iterates, (steps+1, p).
+
+    Each step draws ``batch`` rows of FP and of FQ (without replacement), forms the minibatch objective J_B
+    and its gradient g_B, and backtracks eta <- shrink * eta from min(eta_max, grow * eta_prev) until the
+    projected step theta+ = Proj_ball(theta + eta g_B) satisfies J_B(theta+) >= J_B(theta) + c eta ||G||^2
+    with G = (theta+ - theta)/eta, the gradient mapping (the Armijo condition of Vaswani et al., 2019, in its
+    projected form; with ``batch`` = n it is deterministic Armijo gradient ascent).
+    """
+    R = check_positive("R", R)
+    batch, steps = check_positive_int("batch", batch), check_positive_int("steps", steps)
+    nP, nQ = FP.shape[0], FQ.shape[0]
+    if batch > min(nP, nQ):
+        raise ValueError(f"batch = {batch} exceeds the sample sizes ({nP}, {nQ})")
+    path = np.zeros((steps + 1, FP.shape[1]))
+    eta = eta_max
+    for t in range(steps):
+        theta = path[t]
+        iP = rng.choice(nP, batch, replace=False) if batch < nP else slice(None)
+        iQ = rng.choice(nQ, batch, replace=False) if batch < nQ else slice(None)
+        BP, BQ = FP[iP], FQ[iQ]
+        j0, g = objective(theta, BP, BQ, alpha), gradient(theta, BP, BQ, alpha)
+        eta = min(eta_max, grow * eta)
+        for _ in range(60):  # 0.5^60 eta_max is far below any curvature scale of J_B
+            nxt = project_ball(theta + eta * g, R)
+            G = (nxt - theta) / eta
+            if objective(nxt, BP, BQ, alpha) >= j0 + c * eta * float(G @ G):
+                break
+            eta *= shrink
+        path[t + 1] = nxt
+    return path
+
+
 def contraction_window(errors: np.ndarray, hi: float, lo: float) -> tuple[int, int] | None:
     """(t0, t1): the first step with error <= hi and the last after it with error >= lo (None if empty)."""
     errors = np.asarray(errors, float)
