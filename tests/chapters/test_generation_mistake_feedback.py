@@ -14,6 +14,7 @@ from theorylib.chapters import generation_mistake_feedback as chapter
 from theorylib.chapters.generation_mistake_feedback import CHAPTER, claims, families, model, theory, tolerances
 from theorylib.chapters.generation_mistake_feedback import model_games as games
 from theorylib.chapters.generation_mistake_feedback import model_generators as gens
+from theorylib.chapters.generation_mistake_feedback import model_liegame as liegame
 from theorylib.core import rng_for
 from theorylib.core.theory import variant
 
@@ -184,6 +185,54 @@ def test_lie_theory_values():
     assert theory.lie_bound(1, 3) == 0 and theory.lie_bound(2, 3) == 7 and theory.lie_bound(5, 0) == 4
     assert theory.early_lie_value(2, 3) == theory.lie_bound(2, 3)
     assert all(theory.early_lie_value(i, e) < theory.lie_bound(i, e) for i in range(3, 8) for e in range(1, 4))
+
+
+def test_clean_examples_cost_nothing_contaminated_ones_cost_tau_minus_one():
+    """Clean streams (every example in K): copying the first example's type makes no mistake, on every
+    family and target; on the contaminated uninformative stream the same generator errs in every round
+    against a target that avoids type 0, and the minimax value is tau - 1 >= 1."""
+    rng = np.random.default_rng(7)
+    for inc in [families.interval_family(7, 3), families.k_subsets_family(5, 2), families.disjoint_family(4)]:
+        fam = gens.TypeFamily(inc)
+        for k in range(fam.n_langs):
+            A = np.flatnonzero(inc[k])
+            clean = np.array([(int(rng.choice(A)), j) for j in range(30)])
+            assert games.simulate(fam, gens.CopyExampleGen(), k, 30, clean).total == 0
+        k0 = int(np.flatnonzero(~inc[:, 0])[0])
+        r = games.simulate(fam, gens.CopyExampleGen(), k0, 30, games.uninformative_stream(fam.n_types, 30))
+        assert r.total == 30 and theory.minimax_value(inc) >= 1
+
+
+def test_lie_game_search_small_cases():
+    """Without lies the least vector is i* - 1; two languages give 2 ell + 1 (the first steps, proved);
+    a bound one below the least vector is infeasible, the least vector itself feasible."""
+    assert liegame.least_lie_values(4, 0) == [0, 1, 2, 3]
+    assert all(liegame.least_lie_values(2, e) == [0, 2 * e + 1] for e in range(4))
+    assert liegame.lie_game_feasible([0, 3, 4], 1) and not liegame.lie_game_feasible([0, 3, 3], 1)
+    assert not liegame.lie_game_feasible([0, 2], 1)
+    assert liegame.lie_game_feasible([5], 2)  # one language: nothing to learn
+
+
+def test_strategy_worst_case_matches_the_simulator():
+    """The game-tree maximum for G_idx^ell is at least what the simulator's constructed adversary forces,
+    and a generator that never outputs the target errs forever (the cap)."""
+    col = gens.CountableDisjoint()
+    worst = liegame.strategy_worst_case(liegame.index_order, 5, 2)
+    for k in range(5):
+        r = games.simulate(col, gens.IndexOrderGen(2), k, 200, games.cantor_stream(200),
+                           games.worst_lie_schedule(k + 1, 2))
+        assert r.total == worst[k]
+    never = liegame.strategy_worst_case(lambda state, ell: 0, 2, 1, cap=99)
+    assert never == [0, 99]
+
+
+def test_probe_generator_is_fresh_in_its_choices():
+    """The probing generator outputs L_0 while it is live, then probes L_2 within target L_1's slack."""
+    start = ((0, 0),) * 3
+    assert liegame.probe_third(start, 1) == 0
+    assert liegame.probe_third(((2, 0), (0, 2), (0, 2)), 1) == 2
+    assert liegame.probe_third(((2, 0), (0, 3), (1, 2)), 1) == 1
+    assert liegame.probe_third(((2, 0), (2, 0), (2, 0)), 1) == 3
 
 
 # ---------------------------------------------------------------- unit tests: tau*, the LP generator, beta
@@ -375,6 +424,8 @@ def test_exact_slope():
     (lambda: model.minimax_mistakes(np.ones((21, 2), dtype=bool)), "at most"),
     (lambda: gens.IndexOrderGen(-1), r"ell = -1 must be an integer in \[0"),
     (lambda: theory.lie_bound(0, 1), "positive"),
+    (lambda: theory.least_lie_value(4, 1), r"i\* <= 3 only"),
+    (lambda: liegame.lie_game_feasible([0, -1], 1), "bound"),
     (lambda: games.uninformative_stream(3, 0), "positive"),
     (lambda: games.cantor_stream(-2), "positive"),
     (lambda: families.k_subsets_family(3, 4), r"k = 4 must be an integer in \[1, 3\]"),
@@ -434,6 +485,11 @@ def res3(c1):
 @pytest.fixture(scope="module")
 def res3x(c1):
     return model.run_no_feedback_exact(c1[0])
+
+
+@pytest.fixture(scope="module")
+def liegame_res():
+    return liegame.run_lie_game(D["ell_max"])
 
 
 @pytest.fixture(scope="module")
@@ -551,3 +607,24 @@ def test_mutation_c4e(lies):
     assert claims.claim_naive("C4e", lies).passed
     wrong = variant(theory, naive_mistakes=theory.wrong_naive_bounded)
     assert not claims.claim_naive("C4e", lies, theory=wrong).passed
+
+
+@pytest.mark.parametrize("wrong", ["wrong_lie_bound_without_ell", "wrong_lie_bound_without_indicator",
+                                   "wrong_lie_free"])
+def test_mutation_c4f(liegame_res, wrong):
+    assert claims.claim_lies_exhaustive("C4f", liegame_res).passed
+    bad = variant(theory, lie_bound=getattr(theory, wrong))
+    assert not claims.claim_lies_exhaustive("C4f", liegame_res, theory=bad).passed
+
+
+def test_mutation_c4g(liegame_res):
+    assert claims.claim_least_lies("C4g", liegame_res).passed
+    wrong = variant(theory, least_lie_value=theory.wrong_least_is_index_order)  # "G_idx^ell is optimal"
+    assert not claims.claim_least_lies("C4g", liegame_res, theory=wrong).passed
+    assert liegame_res.least_more[1] == [0, 3, 4, 7, 8]
+
+
+def test_mutation_c4h(liegame_res):
+    assert claims.claim_probe("C4h", liegame_res).passed
+    wrong = variant(theory, least_lie_value=theory.wrong_least_is_index_order)
+    assert not claims.claim_probe("C4h", liegame_res, theory=wrong).passed

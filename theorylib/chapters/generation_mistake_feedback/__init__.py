@@ -30,7 +30,8 @@ CHAPTER = Chapter(
     proves=(
         'A generator that learns only from mistake feedback makes τ − 1 mistakes in the worst case, τ a '
         'hitting-set number of the family; without feedback the best worst case grows as T(1 − 1/τ*), τ* '
-        'the fractional transversal number (LP duality); tight bounds with lying feedback'
+        'the fractional transversal number (LP duality); with lying feedback the index-order bound is tight for its '
+        'generator but not over all generators (a probing generator, exhaustive game-tree search)'
     ),
     checks=(
         'exactly, by a version-space dynamic program and an exhaustive hitting-set search, on random and '

@@ -19,6 +19,7 @@ from theorylib.core.claims import Claim, check_exact, check_lower, check_upper
 from . import theory as _theory
 from . import tolerances
 from .model import ExactNoFeedbackResult, Instance, LieResult, NoFeedbackResult, ZooResult
+from .model_liegame import LieGameResult
 
 Theory = ModuleType | SimpleNamespace
 
@@ -203,3 +204,29 @@ def claim_naive(name: str, res: LieResult, *, theory: Theory = _theory) -> Claim
     return _count_pairs(name, res.naive, res,
                         lambda a, b, i, e: theory.naive_mistakes(int(res.naive_horizon[a, b]), i, e),
                         "exact counts: linear growth, exceeds the bound for every (ell >= 1, i*)", ell_min=1)
+
+
+def _count_table(name: str, table: np.ndarray, ells: Sequence[int], predict, why: str) -> Claim:
+    """The number of entries ``table[a, i* - 1]`` equal to ``predict(i*, ell)``, against their number."""
+    hits = sum(int(table[a, b] == predict(b + 1, ell)) for a, ell in enumerate(ells) for b in range(table.shape[1]))
+    return check_exact(name, hits, table.size, why)
+
+
+def claim_lies_exhaustive(name: str, res: LieGameResult, *, theory: Theory = _theory) -> Claim:
+    """The number of ``(ell, i*)`` where ``G_idx^ell``'s worst case over every adversary equals ``theory.lie_bound``."""
+    return _count_table(name, res.index_worst, res.ells, theory.lie_bound,
+                        "exact worst case over every adversary (game-tree maximum), every (ell, i*)")
+
+
+def claim_least_lies(name: str, res: LieGameResult, *, theory: Theory = _theory) -> Claim:
+    """The number of ``(ell, i* <= 3)`` where the least worst case over all generators (exhaustive search)
+    equals ``theory.least_lie_value``."""
+    return _count_table(name, res.least, res.ells, theory.least_lie_value,
+                        "exact game values from the exhaustive search, every (ell, i* <= 3)")
+
+
+def claim_probe(name: str, res: LieGameResult, *, theory: Theory = _theory) -> Claim:
+    """The number of ``(ell, i* <= 3)`` where the probing generator's worst case over every adversary equals
+    ``theory.least_lie_value``."""
+    return _count_table(name, res.probe, res.ells, theory.least_lie_value,
+                        "exact worst case over every adversary (game-tree maximum), every (ell, i* <= 3)")

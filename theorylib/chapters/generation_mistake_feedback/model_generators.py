@@ -277,6 +277,26 @@ class IndexOrderGen(BaseGenerator):
             self.inc_c = self._contradictions(self.c)
 
 
+class CopyExampleGen(BaseGenerator):
+    """Fresh copies of the type of the first example, forever (feedback unused). On a clean stream
+    ``x_1 in K``, so every output is a fresh element of ``K``: no mistake at all."""
+
+    uses_feedback = False
+    name = "copy-first-example"
+
+    def reset(self, collection) -> None:
+        super().reset(collection)
+        self._type: int | None = None
+
+    def step(self, x: Point) -> Point:
+        if self._type is None:
+            self._type = int(x[0])
+        return super().step(x)
+
+    def _choose(self) -> Point:
+        return self.fresh_copy(self._type)
+
+
 class _NoFeedback(BaseGenerator):
     uses_feedback = False
 

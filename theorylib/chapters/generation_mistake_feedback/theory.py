@@ -299,3 +299,17 @@ def naive_mistakes(T: int, i_star: int, ell: int) -> int:
 def wrong_naive_bounded(T: int, i_star: int, ell: int) -> int:
     """Wrong theory: the ``ell = 0`` generator is robust, its mistakes stay at the bound of the lie theorem."""
     return min(check_positive_int("horizon T", T) - 1, lie_bound(i_star, ell))
+
+
+def least_lie_value(i_star: int, ell: int) -> int:
+    """Prop (the least worst case over all generators, ``i* <= 3``): ``0``, ``2 ell + 1``, ``2 ell + 2``,
+    i.e. ``(ell+1)(i*-1) + ell 1[i* = 2]``: each entry least given the earlier ones."""
+    i_star, ell = _lie_args(i_star, ell)
+    if i_star > 3:
+        raise ValueError(f"the least worst case is derived for i* <= 3 only, got i* = {i_star}")
+    return (ell + 1) * (i_star - 1) + ell * int(i_star == 2)
+
+
+def wrong_least_is_index_order(i_star: int, ell: int) -> int:
+    """Wrong theory: ``G_idx^ell`` is optimal over all generators, its bound is the least worst case."""
+    return lie_bound(i_star, ell)
