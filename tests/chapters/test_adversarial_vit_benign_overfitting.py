@@ -274,3 +274,110 @@ def test_c4b_regimes(long_runs):
     mu, _, test = long_runs["benign"]
     wrong = variant(theory, benign=theory.wrong_benign)
     assert not cl.claim_regime("C4b", [test], mu, 32, 400, 1.0, 0.0, theory=wrong).passed
+
+
+# ---- batched forms and the phase boundary -----------------------------------------------------------------
+
+def test_batched_gradient_is_the_per_set_gradient():
+    rng = rng_for(11, "t")
+    X, y, y_obs = model.make_patch_data_batch(3, 5, 12, 3, 1.5, 1.0, 0.2, rng)
+    assert np.all(X[:, :, 0, 1:] == 0) and np.all(X[:, :, 1:, 0] == 0)
+    assert_allclose(X[:, :, 0, 0], 1.5 * y)
+    v, s = rng.standard_normal((3, 12)), rng.standard_normal((3, 3))
+    v[0] = 0.0                                            # the zero subgradient at v = 0
+    loss, gv, gs = model.robust_loss_grad_batch(X, y_obs, v, s, 0.3)
+    for b in range(3):
+        lb, gvb, gsb = model.robust_loss_grad(X[b], y_obs[b], v[b], s[b], 0.3)
+        assert_allclose(loss[b], lb, rtol=1e-13)
+        assert_allclose(gv[b], gvb, rtol=1e-12, atol=1e-15)
+        assert_allclose(gs[b], gsb, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError):
+        model.robust_loss_grad_batch(X, y_obs[:, :4], v, s, 0.3)
+
+
+def test_batched_increments_follow_the_per_set_first_order_form():
+    """On one set the first-order step-2 increment is (A^2 ||mu||^2 / N - ||Xi||^2 / (N (P - 1))) / (4 N P^2)."""
+    inc = model.step2_increments_batch(3, 20, 3, 2.0, 1.0, 0.4, 0.0, 1e-8, 1.0, 5, rng_for(12, "t"), chunk=2)
+    X, _, y_obs = model.make_patch_data_batch(2, 3, 20, 3, 2.0, 1.0, 0.0, rng_for(12, "t"))
+    Xi = np.einsum("bn,bnpd->bd", y_obs, X[:, :, 1:, :])
+    A = np.sum(y_obs * X[:, :, 0, 0] / 2.0, axis=1)
+    expect = (A**2 * 4.0 / 3 - np.sum(Xi**2, axis=1) / 6) / (4 * 3 * 9)
+    assert_allclose(inc[:2], expect, rtol=1e-6)
+
+
+def test_grid_training_is_training_set_by_set():
+    rng = rng_for(13, "t")
+    S, N, P, d = 2, 6, 3, 20
+    noise = np.zeros((S, N, P - 1, d))
+    noise[..., 1:] = rng.standard_normal((S, N, P - 1, d - 1))
+    y = rng.choice(np.array([-1.0, 1.0]), size=(S, N))
+    mus = np.array([0.5, 2.0, 3.0])
+    for frozen in (False, True):
+        V, sc = model.train_adversarial_grid(noise, y, mus, 0.3, 40, 0.05, 1.0, frozen)
+        E = model.exact_robust_errors(V, sc, mus, 1.0, 0.3)
+        for r in range(S):
+            for g, mu in enumerate(mus):
+                X = np.zeros((N, P, d))
+                X[:, 0, 0], X[:, 1:, :] = y[r] * mu, noise[r]
+                v, s, _ = model.train_adversarial(X, y[r], 0.3, 40, 0.05, 1.0, frozen)
+                assert_allclose(V[r, g], v, rtol=1e-10, atol=1e-14)
+                assert_allclose(sc[r, g], s, rtol=1e-10, atol=1e-14)
+                assert_allclose(E[r, g], theory.robust_test_error(v, s, mu, 1.0, 0.3), rtol=1e-10)
+
+
+def test_error_crossing_interpolates_and_never_extrapolates():
+    x = np.log(np.array([1.0, 2.0, 4.0, 8.0]))
+    assert_allclose(model.error_crossing(x, np.array([0.6, 0.5, 0.0, 0.0])), x[1] + 0.5 * (x[2] - x[1]))
+    with pytest.raises(ValueError):
+        model.error_crossing(x, np.array([0.6, 0.5, 0.4, 0.3]))
+    with pytest.raises(ValueError):
+        model.error_crossing(x, np.array([0.2, 0.1, 0.0, 0.0]))
+
+
+def test_boundary_slopes_and_their_quantization_weight():
+    x = np.log([4.0, 8.0, 16.0, 32.0])
+    slopes, wsum = cl.boundary_slopes(x, np.vstack([-0.5 * x + 1, -0.25 * x]))
+    assert_allclose(slopes, [-0.5, -0.25], rtol=1e-12)
+    assert_allclose(wsum, 0.8 / np.log(2.0), rtol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def precise_increments():
+    cells = [(1, 0.0, 1.0), (1, 0.0, 2.0), (1, 20.0, 1.0), (4, 20.0, 1.0)]
+    inc = [model.step2_increments_batch(n, 100, 3, mu, sg, 0.5, 0.1, 1e-8, 1.0, 3000,
+                                        rng_for(0, "C3c-test", f"{k}")) for k, (n, mu, sg) in enumerate(cells)]
+    return cells, inc
+
+
+def test_c3c_increment_terms(precise_increments):
+    cells, inc = precise_increments
+    assert cl.claim_increment_terms("C3c", cells, inc, 100, 3, 0.1).passed
+    wrong = variant(theory, expected_increment=theory.wrong_expected_increment_mean_flips)
+    assert not cl.claim_increment_terms("C3c", cells, inc, 100, 3, 0.1, theory=wrong).passed
+
+
+@pytest.fixture(scope="module")
+def phase_runs():
+    Ns, S, d, P = [4, 8, 16, 32], 6, 400, 4
+    mus = np.sqrt(d) * np.geomspace(0.1, 0.8, 33)
+    cross = {"learned": np.zeros((S, 4)), "frozen": np.zeros((S, 4))}
+    for j, N in enumerate(Ns):
+        rng = rng_for(1, "C5-test", f"{N}")
+        noise = np.zeros((S, N, P - 1, d))
+        noise[..., 1:] = rng.standard_normal((S, N, P - 1, d - 1))
+        y = rng.choice(np.array([-1.0, 1.0]), size=(S, N))
+        for arch in cross:
+            V, sc = model.train_adversarial_grid(noise, y, mus, 0.5, 1000, 0.5 * P**2 / d, 1.0, arch == "frozen")
+            E = model.exact_robust_errors(V, sc, mus, 1.0, 0.5)
+            cross[arch][:, j] = [model.error_crossing(np.log(mus), E[r]) for r in range(S)]
+    return np.log(Ns), cross, float(np.log(8.0) / 32)
+
+
+def test_c5_boundary_exponents(phase_runs):
+    log_N, cross, cell = phase_runs
+    for arch in cross:
+        assert cl.claim_boundary_exponent("C5", log_N, cross[arch], cell, arch).passed
+    for wrong_fn, arch in ((theory.wrong_boundary_exponent, "frozen"),
+                           (theory.wrong_boundary_exponent_pooling, "learned")):
+        wrong = variant(theory, boundary_exponent=wrong_fn)
+        assert not cl.claim_boundary_exponent("C5", log_N, cross[arch], cell, arch, theory=wrong).passed

@@ -28,6 +28,8 @@ CHAPTER = Chapter(
               low=1, high=64),
         Param("R_att", 200, "int", "training sets per grid point of the attention check", low=50,
               high=2000),
+        Param("R_prec", 40000, "int", "small training sets of the main cell of the precise increment check",
+              low=10000, high=200_000),
         Param("n_attack", 20, "int", "random models on which PGD is run", low=5, high=200),
         Param("T", 1500, "int", "adversarial-GD steps of the long runs", low=500, high=5000),
         Param("lr_v_scale", 0.5, "float", "the step of v is lr_v_scale P^2 / d", low=0.1, high=1.0),
@@ -39,6 +41,12 @@ CHAPTER = Chapter(
               low=0.25, high=0.6),
         Param("n_runs", 3, "int", "independent training sets per regime in the long runs", low=1, high=10),
         Param("M_long", 4000, "int", "attacked test points per long-run model", low=1000, high=40000),
+        Param("N_phase", [4, 8, 16, 32], "int_list", "training-set sizes of the phase-boundary experiment",
+              low=2, high=64, min_len=3, increasing=True),
+        Param("seeds_phase", 6, "int", "independent training sets per N and architecture in the phase "
+              "boundary", low=3, high=12),
+        Param("T_phase", 1000, "int", "adversarial-GD steps of the phase-boundary runs", low=500, high=3000),
+        Param("n_grid", 33, "int", "log-spaced signal norms of the phase-boundary grid", low=9, high=65),
     ),
     alternatives={
         "A1": {"seed": 1, "d": 600, "P": 3, "eps": 0.25},
@@ -46,11 +54,13 @@ CHAPTER = Chapter(
     },
     proves=(
         "for positional attention and a Frobenius attack: the exact inner maximization and robust risk, the "
-        "exact law of the one-step robust error, and the N SNR^2 threshold at which attention turns to the "
-        "signal"
+        "exact law of the one-step robust error, the N SNR^2 threshold at which attention turns to the "
+        "signal (proportional to N^(-1/2)), against the N^(-1/4) of one pooling step"
     ),
     checks=(
         "PGD against the closed-form attack, Monte-Carlo robust risk, the one-step law over training sets, the "
-        "attention threshold by regression, and benign versus harmful robust interpolation in long GD runs"
+        "attention threshold by regression and the two terms of the increment resolved on small training sets, "
+        "benign versus harmful robust interpolation in long GD runs, and the exponents of the phase boundary "
+        "over N for learned and frozen attention"
     ),
 )

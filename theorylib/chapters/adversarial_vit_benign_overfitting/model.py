@@ -220,3 +220,145 @@ def crossing(x: np.ndarray, y: np.ndarray, w: np.ndarray, cov_out: bool = False)
     root = float(np.sqrt(-b0 / b1))
     grad = np.array([-1.0 / b1, b0 / b1**2]) / (2 * root)   # d root / d (b0, b1)
     return root, float(np.sqrt(grad @ cov @ grad))
+
+
+# ---- batched forms: many independent training sets at once ------------------------------------------------
+
+def make_patch_data_batch(B: int, N: int, d: int, P: int, mu_norm: float, sigma: float, rho: float,
+                          rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """B independent training sets of the patch model at once: X (B, N, P, d), y (B, N), y_obs (B, N)."""
+    B, N = check_positive_int("B", B), check_positive_int("N", N)
+    d, P = _check_sizes(d, P)
+    mu_norm = check_real("mu_norm", mu_norm, low=0.0)
+    sigma, rho = check_positive("sigma", sigma), _check_rho(rho)
+    y = rng.choice(np.array([-1.0, 1.0]), size=(B, N))
+    y_obs = np.where(rng.random((B, N)) < rho, -y, y)
+    X = np.zeros((B, N, P, d))
+    X[:, :, 0, 0] = y * mu_norm
+    X[:, :, 1:, 1:] = sigma * rng.standard_normal((B, N, P - 1, d - 1))
+    return X, y, y_obs
+
+
+def robust_loss_grad_batch(X: np.ndarray, y_obs: np.ndarray, v: np.ndarray, s: np.ndarray,
+                           eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``robust_loss_grad`` for B independent training sets at once: X (B, N, P, d), y_obs (B, N),
+    v (B, d), s (B, P); returns (loss (B,), gv (B, d), gs (B, P)), the same formulas set by set."""
+    X, y_obs = np.asarray(X, dtype=float), np.asarray(y_obs, dtype=float)
+    v, s = np.asarray(v, dtype=float), np.asarray(s, dtype=float)
+    B, N, P, d = X.shape
+    if y_obs.shape != (B, N) or v.shape != (B, d) or s.shape != (B, P):
+        raise ValueError(f"shapes X {X.shape}, y_obs {y_obs.shape}, v {v.shape}, s {s.shape} do not match")
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    a = e / e.sum(axis=1, keepdims=True)
+    na, nv = np.linalg.norm(a, axis=1), np.linalg.norm(v, axis=1)
+    Xf = X.reshape(B, N * P, d)
+    z = np.matmul(Xf, v[:, :, None]).reshape(B, N, P)
+    m = y_obs * np.einsum("bnp,bp->bn", z, a) - (eps * nv * na)[:, None]
+    loss = np.mean(np.logaddexp(0.0, -m), axis=1)
+    w = -0.5 * (1.0 - np.tanh(0.5 * m)) / N
+    unit_v = np.divide(v, nv[:, None], out=np.zeros_like(v), where=nv[:, None] > 0)
+    coef = ((w * y_obs)[:, :, None] * a[:, None, :]).reshape(B, 1, N * P)
+    gv = np.matmul(coef, Xf)[:, 0, :] - (w.sum(axis=1) * eps * na)[:, None] * unit_v
+    u = y_obs[:, :, None] * z - (eps * nv / na)[:, None, None] * a[:, None, :]
+    ju = a[:, None, :] * (u - np.einsum("bnp,bp->bn", u, a)[:, :, None])
+    gs = np.einsum("bn,bnp->bp", w, ju)
+    return loss, gv, gs
+
+
+def step2_increments_batch(N: int, d: int, P: int, mu_norm: float, sigma: float, eps: float, rho: float,
+                           lr_v: float, lr_s: float, R: int, rng: np.random.Generator,
+                           chunk: int = 1000) -> np.ndarray:
+    """``step2_attention_increment`` for R training sets, run in batches of ``chunk`` sets: two GD steps
+    from v_0 = 0, s_0 = 0 on each, returning the step-2 increment of s_0 - mean_{p >= 1} s_p divided by
+    lr_v lr_s."""
+    R, chunk = check_positive_int("R", R), check_positive_int("chunk", chunk)
+    lr_v, lr_s = check_positive("lr_v", lr_v), check_positive("lr_s", lr_s)
+    eps = check_real("eps", eps, low=0.0)
+    out = np.empty(R)
+    for start in range(0, R, chunk):
+        B = min(chunk, R - start)
+        X, _, y_obs = make_patch_data_batch(B, N, d, P, mu_norm, sigma, rho, rng)
+        v, s = np.zeros((B, d)), np.zeros((B, P))
+        gap = np.zeros(B)
+        for _ in range(2):
+            _, gv, gs = robust_loss_grad_batch(X, y_obs, v, s, eps)
+            gap = s[:, 0] - s[:, 1:].mean(axis=1)
+            v, s = v - lr_v * gv, s - lr_s * gs
+        out[start:start + B] = (s[:, 0] - s[:, 1:].mean(axis=1) - gap) / (lr_v * lr_s)
+    return out
+
+
+# ---- the phase boundary: training on a grid of signal norms with shared noise ----------------------------
+
+def train_adversarial_grid(noise: np.ndarray, y_obs: np.ndarray, mu_norms: np.ndarray, eps: float, T: int,
+                           lr_v: float, lr_s: float,
+                           freeze_attention: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``train_adversarial`` on S training sets at every signal norm of a grid at once (common random
+    numbers): the training set (s, g) has noise patches noise[s] (S, N, P - 1, d), zero in coordinate 0,
+    labels y = y_obs (no label noise) and signal patch y_i mu_norms[g] e_1. T GD steps from v = 0, s = 0.
+
+    Returns V (S, G, d) and the scores (S, G, P). The gradient is the one of ``robust_loss_grad``, written
+    with the signal patch apart so that each step costs two batched matrix products.
+    """
+    noise, y = np.asarray(noise, dtype=float), np.asarray(y_obs, dtype=float)
+    mu = np.asarray(mu_norms, dtype=float)
+    S, N, Pm1, d = noise.shape
+    if y.shape != (S, N) or mu.ndim != 1:
+        raise ValueError(f"shapes noise {noise.shape}, y_obs {y.shape}, mu_norms {mu.shape} do not match")
+    T = check_int("T", T, low=0)
+    eps, lr_v, lr_s = check_real("eps", eps, low=0.0), check_positive("lr_v", lr_v), check_real("lr_s", lr_s,
+                                                                                                 low=0.0)
+    G, P = mu.size, Pm1 + 1
+    Xi = noise.reshape(S, N * Pm1, d)                      # noise rows (i, p >= 1)
+    XiT = np.ascontiguousarray(Xi.transpose(0, 2, 1))
+    V, sc = np.zeros((S, G, d)), np.zeros((S, G, P))
+    for _ in range(T):
+        e = np.exp(sc - sc.max(axis=2, keepdims=True))
+        a = e / e.sum(axis=2, keepdims=True)               # (S, G, P)
+        na, nv = np.linalg.norm(a, axis=2), np.linalg.norm(V, axis=2)
+        zn = np.matmul(V, XiT).reshape(S, G, N, Pm1)       # <v_g, xi_ip>
+        z0 = y[:, None, :] * (mu[None, :, None] * V[:, :, :1])   # <v_g, y_i mu_g e_1>, (S, G, N)
+        f = a[:, :, :1] * z0 + np.einsum("sgnp,sgp->sgn", zn, a[:, :, 1:])
+        m = y[:, None, :] * f - (eps * nv * na)[:, :, None]
+        w = -0.5 * (1.0 - np.tanh(0.5 * m)) / N           # (S, G, N)
+        wy = w * y[:, None, :]
+        unit_v = np.divide(V, nv[:, :, None], out=np.zeros_like(V), where=nv[:, :, None] > 0)
+        coef = (wy[:, :, :, None] * a[:, :, None, 1:]).reshape(S, G, N * Pm1)
+        gv = np.matmul(coef, Xi) - (w.sum(axis=2) * eps * na)[:, :, None] * unit_v
+        gv[:, :, 0] += np.sum(wy * y[:, None, :], axis=2) * a[:, :, 0] * mu[None, :]
+        if not freeze_attention:
+            z = np.concatenate([z0[..., None], zn], axis=3)   # (S, G, N, P)
+            u = y[:, None, :, None] * z - (eps * nv / na)[:, :, None, None] * a[:, :, None, :]
+            ju = a[:, :, None, :] * (u - np.einsum("sgnp,sgp->sgn", u, a)[..., None])
+            sc = sc - lr_s * np.einsum("sgn,sgnp->sgp", w, ju)
+        V = V - lr_v * gv
+    return V, sc
+
+
+def exact_robust_errors(V: np.ndarray, scores: np.ndarray, mu_norms: np.ndarray, sigma: float,
+                        eps: float) -> np.ndarray:
+    """The robust test error of many models (V (..., G, d), scores (..., G, P)) at their signal norms, by
+    the closed form Phi(-(a_0 v_0 ||mu|| - eps ||v|| ||a||) / (sigma ||v_{1:}|| ||a_{1:}||)) of the robust
+    risk (the lemma checked against Monte Carlo in the first experiment); a measuring instrument here."""
+    from scipy.special import ndtr
+
+    V, sc = np.asarray(V, dtype=float), np.asarray(scores, dtype=float)
+    e = np.exp(sc - sc.max(axis=-1, keepdims=True))
+    a = e / e.sum(axis=-1, keepdims=True)
+    signal = a[..., 0] * V[..., 0] * np.asarray(mu_norms, dtype=float) - eps * np.linalg.norm(V, axis=-1) \
+        * np.linalg.norm(a, axis=-1)
+    spread = sigma * np.linalg.norm(V[..., 1:], axis=-1) * np.linalg.norm(a[..., 1:], axis=-1)
+    return ndtr(-signal / spread)
+
+
+def error_crossing(log_mu: np.ndarray, errors: np.ndarray, level: float = 0.25) -> float:
+    """The crossing of the robust-error curve with ``level``: linear interpolation in log ||mu|| between
+    the last grid point with error above the level and the next one. Raises ValueError when the curve does
+    not cross inside the grid (never extrapolated)."""
+    x, e = np.asarray(log_mu, dtype=float), np.asarray(errors, dtype=float)
+    above = np.flatnonzero(e > level)
+    if above.size == 0 or above[-1] == e.size - 1:
+        raise ValueError("the robust error does not cross the level inside the grid")
+    k = int(above[-1])
+    t = (e[k] - level) / (e[k] - e[k + 1])
+    return float(x[k] + t * (x[k + 1] - x[k]))

@@ -77,6 +77,15 @@ def attention_threshold(N: int, d: int, sigma: float, rho: float) -> float:
     return float(sigma * np.sqrt((d - 1) * N / second_moment_A(N, rho)))
 
 
+def boundary_exponent(attention: str) -> float:
+    """The exponent a of the phase boundary ||mu||*(N) ~ N^a at rho = 0: learned attention follows the
+    attention threshold sigma sqrt((d - 1) / N), a = -1/2 (Theorem, attention at step two); attention frozen
+    at uniform is a pooling classifier: its one-step law at eps = 0, with W^2 ~ N (P - 1) sigma^2 d, puts the
+    crossing of an error level Phi(-z) near ||mu||^4 = z^2 sigma^4 (P - 1)^2 d / N, a = -1/4 (Theorem, one
+    step: exact at eps = 0 for every d, N, P, as the law depends on N and ||mu|| only through N ||mu||^4)."""
+    return {"learned": -0.5, "frozen": -0.25}[attention]
+
+
 def benign(mu_norm: float, N: int, d: int, sigma: float, rho: float) -> bool:
     """The regime the chapter checks: benign (robust test error near 0) above the attention threshold,
     harmful (robust test error at least near 1/2) below it."""
@@ -120,6 +129,24 @@ def wrong_attention_threshold(N: int, d: int, sigma: float, rho: float) -> float
 def wrong_expected_increment(mu_norm: float, N: int, d: int, P: int, sigma: float, rho: float) -> float:
     """Wrong: attention follows the signal only (no memorization term sigma^2 (d - 1))."""
     return second_moment_A(N, rho) * mu_norm**2 / N / (4 * N * P**2)
+
+
+def wrong_boundary_exponent(attention: str) -> float:
+    """Wrong: one universal exponent for both architectures, the N SNR^2 law a = -1/2 (attention changes
+    nothing in the rate)."""
+    return -0.5
+
+
+def wrong_boundary_exponent_pooling(attention: str) -> float:
+    """Wrong: one universal exponent for both architectures, the pooling law a = -1/4."""
+    return -0.25
+
+
+def wrong_expected_increment_mean_flips(mu_norm: float, N: int, d: int, P: int, sigma: float,
+                                        rho: float) -> float:
+    """Wrong: label noise only shrinks the mean of A = N - 2F, E[A^2] = N^2 (1 - 2 rho)^2 (the spread
+    4 N rho (1 - rho) of the flip count forgotten)."""
+    return (N**2 * (1 - 2 * rho) ** 2 * mu_norm**2 / N - sigma**2 * (d - 1)) / (4 * N * P**2)
 
 
 def wrong_benign(mu_norm: float, N: int, d: int, sigma: float, rho: float) -> bool:
