@@ -116,7 +116,8 @@ def test_population_tail_obeys_the_continuum_bound():
         for N in (30, 60, 120):
             _, tails = theory.population_selection(var, [w1, 1 - w1], N)
             Nk = theory.zipf_allocation(N, M0, [w1, 1 - w1], a)
-            cont = c / a * (Nk**-a - Ms**-a)
+            cont = theory.continuum_tail(Nk, c, a, Ms)
+            np.testing.assert_allclose(cont, c / a * (Nk**-a - Ms**-a), rtol=1e-14)
             assert np.all(np.abs(tails - cont) < 2 * c * (Nk - 1) ** -(1 + a))
 
 
@@ -136,6 +137,51 @@ def test_noise_term_leading_order():
     s = np.array([1.1, 4.2])
     np.testing.assert_allclose(out, (4 * (0.25 * 1.1 + 0.75 * 4.2) + np.array([10, 20]) * s
                                      / np.array([0.25, 0.75])) / 1000, rtol=1e-14)
+
+
+def test_mixing_law_is_the_tail_plus_the_noise_term():
+    w, N, D, c, a, s2, Ms = np.array([0.3, 0.7]), 60, 5000, 0.3, 0.6, np.array([0.25, 2.25]), 300
+    g = 1 / (1 + a)
+    Nk = (N - M0) * w**g / np.sum(w**g)
+    A = c / a * (Nk**-a - Ms**-a)
+    s = s2 + A
+    want = s2 + A + (M0 * np.sum(w * s) + Nk * s / w) / D
+    np.testing.assert_allclose(theory.mixing_law(w, N, D, c, a, s2, M0, Ms), want, rtol=1e-13)
+    wrong = theory.wrong_mixing_law_proportional(w, N, D, c, a, s2, M0, Ms)
+    Nk1 = (N - M0) * w
+    A1 = c / a * (Nk1**-a - Ms**-a)
+    np.testing.assert_allclose(wrong, s2 + A1 + (M0 * np.sum(w * (s2 + A1)) + (N - M0) * (s2 + A1)) / D,
+                               rtol=1e-13)
+
+
+def test_capacity_split_minimizes_the_weighted_capacity_loss():
+    """N_k(w) minimizes sum_k w_k (c / alpha) x_k^{-alpha} over x_1 + x_2 = N - m0 (the paper's inner
+    allocation problem)."""
+    rng = rng_for(0, "inner")
+    for w1 in (0.2, 0.5, 0.8):
+        w = np.array([w1, 1 - w1])
+        x = theory.zipf_allocation(60, M0, w, 0.6)
+        best = np.sum(w * 0.5 * x**-0.6)
+        for t in rng.uniform(1, 51, 200):
+            assert best <= np.sum(w * 0.5 * np.array([t, 52 - t]) ** -0.6) + 1e-15
+
+
+def test_quadratic_argmin_is_exact_on_a_parabola():
+    w = np.linspace(0.3, 0.7, 9)
+    y = np.stack([3 * (w - 0.44) ** 2 + 1, 0.5 * (w - 0.61) ** 2 - 2])
+    np.testing.assert_allclose(claims.quadratic_argmin(w, y), [0.44, 0.61], rtol=1e-10)
+
+
+def test_fit_mixing_law_recovers_the_law_from_its_own_values():
+    configs = [[round(w * D), D - round(w * D), N] for N in (24, 32, 40) for D in (1000, 4000)
+               for w in (0.2, 0.5, 0.8)]
+    true = np.array([0.3, 0.6, 0.25, 2.25])
+    law = claims._law_losses(theory, true, configs, M0, 300)
+    rng = rng_for(0, "fit")
+    losses = law + 1e-6 * rng.standard_normal((8, *law.shape))
+    params, cov, chi2_dof = claims.fit_mixing_law(losses, configs, M0, 300)
+    np.testing.assert_allclose(params, true, rtol=1e-3)
+    assert chi2_dof < 3 and np.all(np.diag(cov) > 0)
 
 
 # ------------------------------------------------------------------ model
@@ -212,6 +258,12 @@ def test_c1_holds_and_rejects_domains_fitted_alone(exact_data):
     allocs, ex = exact_data
     assert claims.claim_exact_law("C1", ex, allocs, M, M0, SIG).passed
     wrong = variant(theory, exact_excess=theory.wrong_exact_excess_alone)
+    assert not claims.claim_exact_law("C1", ex, allocs, M, M0, SIG, theory=wrong).passed
+
+
+def test_c1_rejects_the_law_without_noise_inflation(exact_data):
+    allocs, ex = exact_data
+    wrong = variant(theory, exact_excess=theory.wrong_exact_excess_no_inflation)
     assert not claims.claim_exact_law("C1", ex, allocs, M, M0, SIG, theory=wrong).passed
 
 
@@ -294,3 +346,32 @@ def test_selection_band_holds_both_members_of_the_swaps():
             kept = np.zeros(row.size, dtype=bool)
             kept[np.argsort(-row, kind="stable")[:N]] = True
             assert np.all(band[kept != pop])
+
+
+@pytest.fixture(scope="module")
+def extrapolation():
+    var = model.skill_variances(M0, [300, 300], 0.5, 0.3, 0.6)
+    theta = model.skill_signs(rng_for(0, "theta_cap"), var.shape[1])
+    small = [[round(w * D), D - round(w * D), N] for N in (24, 32, 40) for D in (1000, 2000, 4000)
+             for w in (0.2, 0.35, 0.5, 0.65, 0.8)]
+    _, ex, _ = model.capacity_fits(rng_for(0, "C5", "small"), small, var, SIG, theta, 8)
+    w_big = np.linspace(0.3, 0.7, 9)
+    big = [[round(w * 20000), 20000 - round(w * 20000), 120] for w in w_big]
+    _, exb, _ = model.capacity_fits(rng_for(0, "C5", "large"), big, var, SIG, theta, 24)
+    return (ex + SIG**2, small, (exb + SIG**2) @ PI, w_big, 120, 20000, M0, 300, PI)
+
+
+def test_c5_holds_and_rejects_the_proportional_split(extrapolation):
+    c5 = claims.claim_extrapolated_optimum("C5", *extrapolation, rng_for(0, "C5", "boot"))
+    assert c5.passed and c5.predicted < 0.5
+    wrong = variant(theory, mixing_law=theory.wrong_mixing_law_proportional)
+    bad = claims.claim_extrapolated_optimum("C5", *extrapolation, rng_for(0, "C5", "boot"),
+                                            theory=wrong)
+    assert not bad.passed
+
+
+def test_c5_fails_without_crashing_on_a_broken_law(extrapolation):
+    broken = variant(theory, mixing_law=lambda *a: np.full(2, np.nan))
+    bad = claims.claim_extrapolated_optimum("C5", *extrapolation, rng_for(0, "C5", "boot"),
+                                            theory=broken)
+    assert not bad.passed

@@ -37,14 +37,31 @@ CHAPTER = Chapter(
               multiple_of=2),
         Param("step_opt", 8, "int", "grid step of n_1 in the noise-reduction experiment", low=2, high=20),
         Param("R_opt", 2000, "int", "replicates of the noise-reduction experiment", low=500, high=5000),
+        Param("N_fit", [24, 32, 40], "int_list", "capacities of the small scales the law is fitted on",
+              low=10, high=100, min_len=2, max_len=4, increasing=True),
+        Param("D_fit", [1000, 2000, 4000], "int_list", "sample sizes of the small scales the law is fitted on",
+              low=500, high=10000, min_len=2, max_len=4, increasing=True),
+        Param("w_fit", [0.2, 0.35, 0.5, 0.65, 0.8], "float_list", "weights w_1 of the small scales",
+              low=0.1, high=0.9, min_len=3, max_len=7, increasing=True),
+        Param("R_fit", 8, "int", "replicates per small scale", low=4, high=30),
+        Param("N_big", 120, "int", "capacity of the large scale the optimum is predicted at", low=40,
+              high=200),
+        Param("D_big", 20000, "int", "samples of the large scale", low=5000, high=40000),
+        Param("w_big", [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7], "float_list",
+              "weights w_1 at which the large-scale loss is measured", low=0.1, high=0.9, min_len=5,
+              max_len=11, increasing=True),
+        Param("R_big", 32, "int", "replicates at the large scale", low=8, high=60),
     ),
     alternatives={
         "A": {"seed": 1, "m0": 4, "M": [12, 30], "sigma": [1.0, 2.0], "alpha": 0.8, "N_grid": [20, 40, 80]},
         "B": {"seed": 2, "m0": 12, "M": [20, 20], "sigma": [0.3, 1.0], "alpha": 0.4, "f0": 0.8},
     },
     relations=(
-        Relation(("f0", "c", "w_grid"), "f0 > c max(w_grid, 0.8) (fundamental skills are learned first)",
-                 lambda v: v["f0"] > v["c"] * max(max(v["w_grid"]), 0.8),
+        Relation(("f0", "c", "w_grid", "w_fit", "w_big"),
+                 "f0 > c max(w, 1 - w, 0.8) over w_grid, w_fit, w_big (fundamental skills are learned first "
+                 "in both domains)",
+                 lambda v: v["f0"] > v["c"] * max(0.8, *(max(w, 1 - w) for k in ("w_grid", "w_fit", "w_big")
+                                                         for w in v[k])),
                  violating={"f0": 0.2}, satisfying={"f0": 0.3}),
         Relation(("D_grid", "M"), "min(D_grid) / 2 >= max(M) + 10 (finite inverse-Wishart variance)",
                  lambda v: min(v["D_grid"]) // 2 >= max(v["M"]) + 10,
@@ -52,17 +69,30 @@ CHAPTER = Chapter(
         Relation(("D_opt", "M"), "D_opt / 2 >= max(M) + 10 (the evaluation mixture is admissible)",
                  lambda v: v["D_opt"] // 2 >= max(v["M"]) + 10,
                  violating={"D_opt": 80, "M": [16, 40]}, satisfying={"D_opt": 100, "M": [16, 40]}),
-        Relation(("N_grid", "m0", "M_spec"), "max(N_grid) - m0 <= M_spec (no block is used up)",
-                 lambda v: max(v["N_grid"]) - v["m0"] <= v["M_spec"],
+        Relation(("N_grid", "N_big", "m0", "M_spec"), "max(N_grid, N_big) - m0 <= M_spec (no block is used up)",
+                 lambda v: max(max(v["N_grid"]), v["N_big"]) - v["m0"] <= v["M_spec"],
                  violating={"N_grid": [30, 200], "M_spec": 150},
                  satisfying={"N_grid": [30, 158], "M_spec": 150}),
+        Relation(("N_fit", "N_big", "D_fit", "D_big"),
+                 "max(N_fit) < N_big and max(D_fit) < D_big (the optimum is predicted at a larger scale)",
+                 lambda v: max(v["N_fit"]) < v["N_big"] and max(v["D_fit"]) < v["D_big"],
+                 violating={"N_big": 40}, satisfying={"N_big": 60}),
+        Relation(("N_fit", "m0"), "min(N_fit) >= m0 + 8 (both domains keep specialized skills)",
+                 lambda v: min(v["N_fit"]) >= v["m0"] + 8,
+                 violating={"m0": 16, "N_fit": [22, 32, 40]}, satisfying={"m0": 16}),
+        Relation(("N_fit", "D_fit", "w_fit"), "min(D_fit) min(w, 1 - w over w_fit) >= 2 max(N_fit) (data beyond capacity)",
+                 lambda v: min(v["D_fit"]) * min(min(v["w_fit"]), 1 - max(v["w_fit"])) >= 2 * max(v["N_fit"]),
+                 violating={"D_fit": [500, 2000, 4000], "w_fit": [0.1, 0.5, 0.9]},
+                 satisfying={"D_fit": [800, 2000, 4000]}),
     ),
     proves=(
         "an exact finite-sample mixing law for least squares on domains that share fundamental skills, "
-        "the noise-reduction optimum, and capacity competition with a closed-form Zipf capacity split"
+        "the noise-reduction optimum, capacity competition with a closed-form Zipf capacity split, and a "
+        "data-mixing law of the paper's parametric shape"
     ),
     checks=(
         "linear-Gaussian skills model, two domains: the exact law, its D^-1 rate, the selected-skill split, "
-        "the capacity-limited losses and their global coupling, and the optimal mixture's gains"
+        "the capacity-limited losses and their global coupling, the optimal mixture's gains, and the "
+        "optimal mixture at a large scale predicted by the law fitted at small scales"
     ),
 )

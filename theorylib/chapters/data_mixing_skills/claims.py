@@ -11,7 +11,7 @@ import math
 from types import ModuleType, SimpleNamespace
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from theorylib.core.claims import (
     DEFAULT_ALPHA,
@@ -285,3 +285,102 @@ def claim_beats_mirror(name: str, curve: np.ndarray, grid, D: int, M, m0: int, s
     j_mirror = int(np.argmin(np.abs(grid - (D - n_opt))))
     return _gain_claim(name, curve, grid, j_mirror, j_opt, D, M, m0, sigma, pi, theory,
                        "gain over the mirror allocation")
+
+
+# ---------------------------------------------------------------- C5: fit small, predict large
+def _law_losses(theory: Theory, params, configs, m0: int, M_spec: int) -> np.ndarray:
+    """(C, K) losses of ``theory.mixing_law`` with params (c, alpha, s2_1, ..., s2_K) at configs."""
+    configs = np.asarray(configs)
+    K = configs.shape[1] - 1
+    out = np.empty((configs.shape[0], K))
+    for j, row in enumerate(configs):
+        n = row[:K].astype(float)
+        out[j] = theory.mixing_law(n / n.sum(), int(row[K]), int(n.sum()), params[0], params[1],
+                                   np.asarray(params[2:]), m0, M_spec)
+    return out
+
+
+def fit_mixing_law(losses: np.ndarray, configs, m0: int, M_spec: int, *,
+                   theory: Theory = _theory):
+    """Weighted least squares of the law's (c, alpha, sigma_k^2) on measured losses.
+
+    losses: (R, C, K) per-replicate L_k at configs (rows (n_1, ..., n_K, N)); the weights are
+    the inverse squared Monte-Carlo standard errors. Returns (params, cov, chi2_dof): cov is
+    (J^T W J)^{-1}, the parameters' uncertainty from the Monte-Carlo noise of the losses. It is not
+    scaled by chi2 / dof: a misfit of the law's shape must show in its prediction, not widen the
+    tolerance (chi2_dof is returned for the record).
+    """
+    mean, se = losses.mean(axis=0), _se(losses)
+    start = np.concatenate([[0.2, 0.5], mean.min(axis=0)])
+    lower = np.concatenate([[1e-4, 0.05], np.zeros(mean.shape[1])])
+    upper = np.concatenate([[10.0, 3.0], np.full(mean.shape[1], 10 * mean.max())])
+
+    def resid(p):
+        r = ((_law_losses(theory, p, configs, m0, M_spec) - mean) / se).ravel()
+        return np.where(np.isfinite(r), r, 1e6)
+
+    fit = optimize.least_squares(resid, start, bounds=(lower, upper), x_scale="jac")
+    dof = max(mean.size - fit.x.size, 1)
+    chi2_dof = float(np.sum(fit.fun**2) / dof)
+    cov = np.linalg.pinv(fit.jac.T @ fit.jac)
+    return fit.x, cov, chi2_dof
+
+
+def quadratic_argmin(w, y) -> np.ndarray:
+    """Minimizer -b / (2 a) of the least-squares parabola a w^2 + b w + c through (w, y).
+
+    y: (G,) or (B, G); one argmin per row.
+    """
+    coef = np.polyfit(np.asarray(w, dtype=float), np.asarray(y, dtype=float).T, 2)
+    return -coef[1] / (2 * coef[0])
+
+
+def _predicted_argmin(theory: Theory, params, w_grid, N: int, D: int, m0: int, M_spec: int,
+                      pi) -> float:
+    configs = [[w, 1 - w, N] for w in w_grid]
+    curve = _law_losses_w(theory, params, configs, D, m0, M_spec) @ pi
+    return float(quadratic_argmin(w_grid, curve))
+
+
+def _law_losses_w(theory: Theory, params, rows, D: int, m0: int, M_spec: int) -> np.ndarray:
+    """(G, K) law losses at mixtures rows (w_1, ..., w_K, N) and total D."""
+    return np.array([theory.mixing_law(np.asarray(r[:-1]), int(r[-1]), D, params[0], params[1],
+                                       np.asarray(params[2:]), m0, M_spec) for r in rows])
+
+
+def claim_extrapolated_optimum(name: str, small: np.ndarray, small_configs, curve: np.ndarray,
+                               w_grid, N: int, D: int, m0: int, M_spec: int, pi,
+                               rng: np.random.Generator, *, theory: Theory = _theory) -> Claim:
+    """Fit small, predict large: the optimal mixture at an unseen scale from the law fitted on
+    small scales, against the measured optimum.
+
+    small: (R_s, C, K) measured L_k at small_configs; curve: (R, G) measured pi-average loss at
+    the mixtures w_1 in w_grid, at capacity N and D samples (common random numbers across the
+    grid). Measured: the argmin of the least-squares parabola through the mean curve; predicted:
+    the same estimator applied to the fitted law's pi-average curve on the same grid. Tolerance:
+    z_{1-alpha/2} sqrt(se_m^2 + se_p^2), se_m the bootstrap (over replicates) sd of the measured
+    argmin, se_p the fitted parameters' covariance (Monte-Carlo noise of the small-scale losses)
+    propagated by the delta method.
+    """
+    w_grid = np.asarray(w_grid, dtype=float)
+    pi = np.asarray(pi, dtype=float)
+    measured = float(quadratic_argmin(w_grid, curve.mean(axis=0)))
+    boot = rng.integers(0, curve.shape[0], size=(2000, curve.shape[0]))
+    se_m = float(np.std(quadratic_argmin(w_grid, curve[boot].mean(axis=1)), ddof=1))
+    try:
+        params, cov, chi2_dof = fit_mixing_law(small, small_configs, m0, M_spec, theory=theory)
+        pred = _predicted_argmin(theory, params, w_grid, N, D, m0, M_spec, pi)
+        grad = np.empty(params.size)
+        for i in range(params.size):
+            h = 1e-6 * max(abs(params[i]), 1e-3)
+            q = params.copy()
+            q[i] += h
+            grad[i] = (_predicted_argmin(theory, q, w_grid, N, D, m0, M_spec, pi) - pred) / h
+        se_p = float(np.sqrt(max(grad @ cov @ grad, 0.0)))
+    except (ValueError, FloatingPointError, np.linalg.LinAlgError, ZeroDivisionError):
+        params, chi2_dof, pred, se_p = np.full(2 + small.shape[2], np.nan), math.inf, math.nan, math.inf
+    tol = z_critical(DEFAULT_ALPHA) * math.hypot(se_m, se_p) if math.isfinite(se_p) else 0.0
+    return check_absolute(name, measured, pred, tol,
+                          "3.29 SE: bootstrap of the measured argmin + fitted law's parameter "
+                          "covariance (delta method)").with_details(
+        params=params, chi2_dof=chi2_dof, se_m=se_m, se_p=se_p)

@@ -100,12 +100,47 @@ def noise_term(w, D: int, counts, tails, sigma, m0: int) -> np.ndarray:
     return (m0 * np.sum(w * s) + counts * s / w) / D
 
 
+def continuum_tail(N_k, c: float, alpha: float, M_spec: int) -> np.ndarray:
+    """Continuum tail (c / alpha) (N_k^{-alpha} - M_spec^{-alpha}) = c int_{N_k}^{M_spec} t^{-(1+alpha)} dt.
+
+    The loss from the skills r > N_k of a Zipf block p(r) = c r^{-(1+alpha)}, r <= M_spec
+    (capacity-split theorem; remainder below 2 c (N_k - 1)^{-(1+alpha)}).
+    """
+    N_k = np.asarray(N_k, dtype=float)
+    return c / alpha * (N_k**-alpha - M_spec**-alpha)
+
+
+def mixing_law(w, N: int, D: int, c: float, alpha: float, s2, m0: int, M_spec: int) -> np.ndarray:
+    """The chapter's data-mixing law L_k(w, N, D) in the paper's parametric shape.
+
+    L_k = s2_k + A_k + [m0 sum_j w_j (s2_j + A_j) + N_k (s2_k + A_k) / w_k] / D, with
+    N_k = (N - m0) w_k^gamma / sum_j w_j^gamma, gamma = 1 / (1 + alpha), and
+    A_k = (c / alpha) (N_k^{-alpha} - M_spec^{-alpha}); s2_k is the irreducible loss sigma_k^2.
+    """
+    return _law_at_split(zipf_allocation(N, m0, w, alpha), w, D, c, alpha, s2, m0, M_spec)
+
+
+def _law_at_split(N_k, w, D: int, c: float, alpha: float, s2, m0: int, M_spec: int) -> np.ndarray:
+    """s2_k + A_k + noise term at the specialized capacities N_k (A_k the continuum tail)."""
+    s2 = check_array("s2", s2, ndim=1)
+    A = continuum_tail(N_k, c, alpha, M_spec)
+    return s2 + A + noise_term(w, D, N_k, A, np.sqrt(s2), m0)
+
+
 # ---------------------------------------------------------------- wrong theories
 def wrong_exact_excess_alone(n, M, m0: int, sigma) -> np.ndarray:
     """Wrong: each domain fitted alone on its own m0 + M_k skills, sigma_k^2 p / (n_k - p - 1)."""
     n, M, m0, sigma = _check_counts(n, M, m0, sigma)
     p = m0 + M
     return sigma**2 * p / np.maximum(n - p - 1, 1)
+
+
+def wrong_exact_excess_no_inflation(n, M, m0: int, sigma) -> np.ndarray:
+    """Wrong: the specialized skills do not inherit the shared error, Delta_0 + sigma_k^2 M_k / (n_k - M_k - 1)."""
+    n, M, m0, sigma = _check_counts(n, M, m0, sigma)
+    n_eff = np.sum(n - M)
+    delta0 = m0 * np.sum((n - M) * sigma**2) / n_eff / (n_eff - m0 - 1)
+    return delta0 + sigma**2 * M / (n - M - 1)
 
 
 def wrong_exact_excess_sqrt(n, M, m0: int, sigma) -> np.ndarray:
@@ -145,3 +180,9 @@ def wrong_grid_optimum_easier(D: int, grid, M, m0: int, sigma, pi) -> int:
     grid = check_array("grid", grid, ndim=1, dtype=int)
     best = grid_optimum(D, grid, M, m0, sigma, pi)
     return int(grid[int(np.argmin(np.abs(grid - (D - best))))])
+
+
+def wrong_mixing_law_proportional(w, N: int, D: int, c: float, alpha: float, s2, m0: int,
+                                  M_spec: int) -> np.ndarray:
+    """Wrong: the same law with capacity in proportion to the weights, N_k = (N - m0) w_k (gamma = 1)."""
+    return _law_at_split(wrong_zipf_allocation(N, m0, w, alpha), w, D, c, alpha, s2, m0, M_spec)
