@@ -61,7 +61,7 @@ def _run(slug: str, values: dict[str, Any], out: str) -> subprocess.CompletedPro
 
 def test_the_rules_found_in_the_chapters_are_declared():
     declared = {(slug, rule.split(":")[0]) for slug, rule, *_ in CASES}
-    for slug, name in [("hierarchical-labels-layerwise-sgd", "d_exact"), ("hierarchical-labels-layerwise-sgd", "d_net"),
+    for slug, name in [("hierarchical-labels-layerwise-sgd", "d_exact"),
                        ("diffusion-splits-rmt", "d"), ("diffusion-splits-rmt", "at least 3 sizes of rate_n are "
                                                        ">= rate_fit_from (the C3 fit window)"),
                        ("attention-query-learning", "2 r <= d_lr"), ("hellinger-tv-mixtures", "L_step"),

@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from theorylib.chapters.hierarchical_labels_layerwise_sgd import CHAPTER, claims, model, model_sgd, theory
+from theorylib.chapters.hierarchical_labels_layerwise_sgd import (
+    CHAPTER,
+    claims,
+    model,
+    model_deep,
+    model_sgd,
+    theory,
+)
 from theorylib.chapters.hierarchical_labels_layerwise_sgd import model_net as net_model
 from theorylib.core import rng_for, setup
 from theorylib.core.theory import variant
@@ -223,17 +230,34 @@ def test_first_passage():
 
 def test_rate_study_simulates_past_every_crossing():
     m_list, eps = [3, 5], 0.05
-    study = model_sgd.rate_study(m_list, eps, 40, np.random.default_rng(2), n_boot=50)
+    study = model_sgd.rate_study(m_list, eps, 40, 2, n_boot=50)
     assert study.p.tolist() == [7.0, 16.0]
     assert np.all(study.horizons > study.T_hat)
+    assert np.all(study.horizons <= [model_sgd.rate_cap(p, eps) for p in (7, 16)])
     assert study.boot_slopes.shape == (50,)
     assert study.slope_se > 0 and study.ci95[0] < study.ci95[1]
     # no horizon enters a value: a longer simulation of the same stream gives the same T_hat
-    g_runs = np.random.default_rng(2).spawn(2)[0].spawn(2)[1]
+    g_runs = rng_for(2, "C2", "3").spawn(2)[1]
     curves = model_sgd.sgd_readout_runs(3, model.pair_index(3, 0, 1), 1 / 7, 1, int(study.horizons[0]) + 40, 40, g_runs)
     assert model_sgd.first_passage(curves.mean(axis=1), eps, interpolate=True) == study.T_hat[0]
+    # each m has its own stream: its value does not depend on the other m of the list
+    alone = model_sgd.rate_study([5, 8], eps, 40, 2, n_boot=50)
+    assert alone.T_hat[0] == study.T_hat[1]
     with pytest.raises(ValueError, match="distinct"):
-        model_sgd.rate_study([3, 3], eps, 40, np.random.default_rng(2))
+        model_sgd.rate_study([3, 3], eps, 40, 2)
+
+
+
+def test_rate_study_stops_at_its_cap(monkeypatch):
+    monkeypatch.setattr(model_sgd, "RATE_CAP_FACTOR", 0)  # a cap of 0 steps: every run reaches it
+    with pytest.raises(RuntimeError, match="did not all reach"):
+        model_sgd.rate_study([3, 5], 1e-6, 20, 2, n_boot=5)
+
+
+def test_model_never_reads_the_theory():
+    for mod in (model, model_sgd, model_deep, net_model):
+        src = Path(mod.__file__).read_text()
+        assert "import theory" not in src and "from . import theory" not in src and ".theory import" not in src
 
 
 # ------------------------------------------------------------------ Theorems B and C
@@ -252,21 +276,35 @@ def test_stack_mse_is_the_exact_clean_mse_and_union_bound_holds():
     assert_allclose(mse, enum_mse, atol=1e-12)
     beta = model.exact_sign_errors(Ws, d)
     assert np.all(beta <= mse + 1e-12)  # Markov step
-    assert model.exact_top_error(Ws, d) <= beta.sum() + 1e-12 <= theory.union_bound(mse) + 2e-12
+    assert model.exact_top_error(Ws, d) <= beta.sum() + 1e-12 <= mse.sum() + 2e-12
 
 
-def test_union_bound_and_steps_validation():
-    assert theory.union_bound([0.1, 0.2]) == pytest.approx(0.3)
-    with pytest.raises(ValueError, match="non-empty"):
-        theory.union_bound([])
-    with pytest.raises(ValueError, match="non-empty"):
-        theory.union_bound([-0.1])
+@pytest.mark.parametrize("steps", [[1, 1, 1], [30, 20, 1], [45, 20, 5]])
+def test_union_bound_holds_for_every_realisation(steps):
+    # Thm B's union bound, P(top wrong) <= sum beta_ij <= sum MSE_ij, on stacks trained to and below budget
+    d, r = 8, 3
+    etas = [model.projection_step(p) for _, p, _ in model.stack_shapes(r)]
+    for seed in range(5):
+        Ws = model.train_hinted_stack(r, steps, etas, 1, np.random.default_rng(seed))
+        beta = model.exact_sign_errors(Ws, d)
+        assert model.exact_top_error(Ws, d) <= beta.sum() + 1e-12
+        assert np.all(beta <= model.stack_mse(Ws) + 1e-12)
+
+
+def test_union_bound_one_step_stack_is_loose_by_at_most_three():
+    # one projection step from 0 on z*: the top readout errs w.p. 1/2 or 1/4 on clean inputs, MSE 3/4
+    for seed in range(6):
+        Ws = model.train_hinted_stack(1, [1], [model.projection_step(4)], 1, np.random.default_rng(seed))
+        beta = model.exact_sign_errors(Ws, 2)[0]
+        assert beta in (0.25, 0.5)
+        assert model.stack_mse(Ws)[0] == pytest.approx(0.75)
+
+
+def test_steps_validation():
     with pytest.raises(ValueError, match="delta"):
         theory.stack_steps(8, 0.0)
     with pytest.raises(ValueError, match="power of 2"):
         theory.stack_steps(12, 0.1)
-    with pytest.raises(ValueError, match="frac"):
-        model.under_trained_steps([5, 5], 0.0)
     with pytest.raises(ValueError, match="step counts"):
         model.train_hinted_stack(3, [1, 1], [0.1, 0.1], 1, np.random.default_rng(0))
 
@@ -416,7 +454,7 @@ def test_c1_mutation_sgd_law():
 
 @pytest.fixture(scope="module")
 def rate():
-    return model_sgd.rate_study(DEF["m_list"], DEF["eps_rate"], DEF["R_rate"], rng_for(DEF["seed"], "C2"))
+    return model_sgd.rate_study(DEF["m_list"], DEF["eps_rate"], DEF["R_rate"], DEF["seed"])
 
 
 def test_c2_mutation_rate(rate):
@@ -442,6 +480,20 @@ def test_c2b_mutation_crossing_times(rate):
     assert not claims.claim_crossing_times("C2b", rate, m_list, eps, theory=short).passed
 
 
+@pytest.mark.parametrize("factor", [0.1, 0.5, 2.0, 10.0])
+def test_c2_a_wrong_law_fails_the_claims_not_the_run(factor):
+    # the measurement reads no law, so a law that predicts far too few (or many) steps cannot shorten the
+    # simulation: the run completes and the claims fail
+    m_list, eps = [3, 5, 8], 0.05
+    study = model_sgd.rate_study(m_list, eps, 200, 1, n_boot=200)
+    bad = variant(theory, crossing_times=lambda ms, e: factor * theory.crossing_times(ms, e),
+                  steps_to_mse=lambda *a, **k: max(1, int(factor * theory.steps_to_mse(*a, **k))))
+    assert claims.claim_crossing_times("C2b", study, m_list, eps).passed
+    assert not claims.claim_crossing_times("C2b", study, m_list, eps, theory=bad).passed
+    steep = variant(theory, rate_slope=lambda ms, e: factor * theory.rate_slope(ms, e))
+    assert not claims.claim_rate("C2", study, m_list, eps, theory=steep).passed
+
+
 def test_rate_study_bootstrap_se_of_each_time(rate):
     assert rate.T_boot.shape == (1000, len(DEF["m_list"]))
     assert_allclose(rate.log_T_se, np.log(rate.T_boot).std(axis=0, ddof=1))
@@ -450,7 +502,7 @@ def test_rate_study_bootstrap_se_of_each_time(rate):
 
 @pytest.fixture(scope="module")
 def budget_runs():
-    return model_sgd.budget_study(DEF["d_exact"], DEF["delta"], DEF["R_rate"], rng_for(DEF["seed"], "C3d"))
+    return model_sgd.budget_study(DEF["d_exact"], DEF["delta"], DEF["R_rate"], DEF["seed"])
 
 
 def test_budget_study_measures_every_block(budget_runs):
@@ -508,7 +560,7 @@ def test_steps_to_mse_first_estimate_is_exact_except_at_powers_of_rho(d):
 
 @pytest.fixture(scope="module")
 def separation():
-    return model.separation_experiment(DEF["d_exact"], DEF["delta"], DEF["under_frac"], rng_for(DEF["seed"], "C3"))
+    return model.separation_experiment(DEF["d_exact"], DEF["delta"], rng_for(DEF["seed"], "C3"))
 
 
 def test_c3a_mutation_orthogonality(separation):
@@ -553,6 +605,16 @@ def test_no_hint_study_is_the_exact_mse_of_looped_runs():
             np.testing.assert_allclose(study.mse[:, cps.index(t)], exact, rtol=0, atol=1e-12)
 
 
+def test_c3b_at_the_first_step_has_no_spread():
+    # at t = 1 every run has ||w_1||^2 = 1/p exactly: the SE is 0 and the claim holds up to rounding
+    study = model.no_hint_study(4, (1, 7, 28), 400, np.random.default_rng(7))
+    assert study.se[0] < 1e-12
+    c = claims.claim_no_hint_law("C3b", study)
+    assert c.passed and c.details["z"][0] == 0.0
+    off = variant(theory, no_hint_mse=lambda d, t: theory.no_hint_mse(d, t) + (1e-6 if t == 1 else 0.0))
+    assert not claims.claim_no_hint_law("C3b", study, theory=off).passed
+
+
 def test_no_hint_law_recursion_and_checkpoints():
     d, p = 8, model.n_quad_features(8)
     # E||w_{t+1}||^2 = (1 - 1/p) E||w_t||^2 + 1/p, so E MSE_{t+1} - 1 = (1 - 1/p)(E MSE_t - 1) + 1/p
@@ -564,14 +626,6 @@ def test_no_hint_law_recursion_and_checkpoints():
     assert model.no_hint_checkpoints(3) == (1, 3)
     with pytest.raises(ValueError):
         model.no_hint_study(d, (3, 2), 2, np.random.default_rng(0))
-
-
-def test_c3c_mutation_union_bound(separation):
-    assert claims.claim_union_bound("C3c", separation.under_top_error, separation.under_mse).passed
-    assert claims.claim_union_bound("C3c", separation.top_error, separation.mse).passed
-    # wrong constant: beta <= MSE / 4
-    bad = variant(theory, union_bound=theory.wrong_union_bound_quarter)
-    assert not claims.claim_union_bound("C3c", separation.under_top_error, separation.under_mse, theory=bad).passed
 
 
 @pytest.fixture(scope="module")
@@ -599,3 +653,104 @@ def test_c4b_mutation_baseline(small_net):
     assert not claims.claim_chance("C4b", small_net.baseline_top, small_net.n_test, theory=bad).passed
     # the layerwise net is far from chance
     assert not claims.claim_chance("C4b", small_net.hinted_top, small_net.n_test).passed
+
+
+# ------------------------------------------------------------------ Theorem D and the random-feature blocks
+
+
+def test_chain_and_tree_labels():
+    X = model.enumerate_cube(6)
+    leaves = np.array([4, 1, 5, 0])
+    chain = model_deep.chain_labels(X, leaves)
+    assert chain.shape == (64, 3)
+    assert_array_equal(chain[:, 0], X[:, 4] * X[:, 1])
+    assert_array_equal(chain[:, 2], X[:, 4] * X[:, 1] * X[:, 5] * X[:, 0])
+    tree = model_deep.tree_labels(X, leaves)
+    assert_array_equal(tree[:, 0], X[:, 4] * X[:, 1])
+    assert_array_equal(tree[:, 1], X[:, 5] * X[:, 0])
+    assert_array_equal(tree[:, 2], chain[:, 2])  # the same top label
+    assert_array_equal(model_deep.dead_zone(np.array([0.49, -0.49, 0.5, -0.7, 1e-13])), [0, 0, 1, -1, 0])
+
+
+def test_population_least_squares_is_the_projection():
+    X = model.enumerate_cube(5).astype(float)
+    H = np.concatenate([X, np.zeros((32, 2)), X[:, :1] * X[:, 1:2]], axis=1)  # zero and duplicate columns
+    Phi = model_deep.stream_features(H)
+    Y = np.stack([X[:, 0] * X[:, 1] * X[:, 2], X[:, 0] * X[:, 1] * X[:, 2] * X[:, 3]], axis=1)
+    fit = model_deep.population_least_squares(Phi, Y)
+    assert_allclose(fit[:, 0], Y[:, 0], atol=1e-10)  # x0 x1 x2 = (x0 x1 slot) * x2: in the span
+    assert_allclose(fit[:, 1], 0.0, atol=1e-10)  # degree 4 with one degree-2 slot: orthogonal to the span
+
+
+@pytest.mark.parametrize("d,n_in", [(4, 4), (4, 8), (8, 8), (8, 10)])
+def test_closure_theorem_on_the_cube(d, n_in):
+    study = model_deep.depth_experiment(d, n_in, np.random.default_rng(d + n_in))
+    assert study.chain.right.shape == (d, d - 1)
+    for k in range(1, d + 1):
+        assert study.chain.n_right[k - 1] == theory.chain_labels_known(d, k) == min(k, d - 1)
+        assert study.tree.n_right[k - 1] == theory.tree_labels_known(d, k)
+    assert np.all(study.chain.right | study.chain.zero) and np.all(study.tree.right | study.tree.zero)
+
+
+def test_closure_theory_values():
+    assert [theory.chain_labels_known(8, k) for k in range(9)] == [0, 1, 2, 3, 4, 5, 6, 7, 7]
+    assert [theory.tree_labels_known(8, k) for k in range(5)] == [0, 4, 6, 7, 7]
+    assert [theory.wrong_chain_labels_doubling(8, k) for k in range(5)] == [0, 1, 3, 7, 7]
+    assert theory.wrong_tree_one_label_per_block(8, 2) == 2
+    with pytest.raises(ValueError):
+        theory.tree_labels_known(6, 1)
+    with pytest.raises(ValueError):
+        model_deep.depth_experiment(8, 6, np.random.default_rng(0))
+    with pytest.raises(ValueError):
+        model_deep.closure_run(model.enumerate_cube(3), np.ones((4, 1)), 1)
+
+
+@pytest.fixture(scope="module")
+def deep():
+    return model_deep.depth_experiment(DEF["d_deep"], DEF["n_deep"], rng_for(DEF["seed"], "C5"))
+
+
+def test_c5a_mutation_chain(deep):
+    d = DEF["d_deep"]
+    assert claims.claim_chain_depth("C5a", deep.chain, d).passed
+    bad = variant(theory, chain_labels_known=theory.wrong_chain_labels_doubling)
+    assert not claims.claim_chain_depth("C5a", deep.chain, d, theory=bad).passed
+    # a law that does not saturate at the d - 1 labels (checked at block d) fails too
+    unsaturated = variant(theory, chain_labels_known=lambda dd, k: k)
+    assert not claims.claim_chain_depth("C5a", deep.chain, d, theory=unsaturated).passed
+    # the tree's run is not the chain's
+    assert not claims.claim_chain_depth("C5a", deep.tree, d).passed
+
+
+def test_c5b_mutation_tree(deep):
+    d = DEF["d_deep"]
+    assert claims.claim_tree_depth("C5b", deep.tree, d).passed
+    bad = variant(theory, tree_labels_known=theory.wrong_tree_one_label_per_block)
+    assert not claims.claim_tree_depth("C5b", deep.tree, d, theory=bad).passed
+    assert not claims.claim_tree_depth("C5b", deep.chain, d).passed
+
+
+def test_ridge_readout_and_rf_stack():
+    rng = np.random.default_rng(0)
+    Psi = rng.standard_normal((50, 4))
+    U = model_deep.ridge_readout(Psi, Psi @ np.ones((4, 1)), 1e-12)
+    assert_allclose(U, np.ones((4, 1)), atol=1e-6)
+    net = model_deep.RandomFeatureStack(3, 2, 5, 2, np.random.default_rng(1))
+    net2 = model_deep.RandomFeatureStack(3, 2, 5, 2, np.random.default_rng(1))
+    assert all(np.array_equal(a, b) for a, b in zip(net.V + net.b, net2.V + net2.b, strict=True))
+    assert net.slots(model.enumerate_cube(3), 0).shape == (8, 2)
+
+
+@pytest.fixture(scope="module")
+def rf():
+    """A smaller instance than the notebook's (d = 4 leaves of 8 inputs) to keep the test file fast."""
+    return model_deep.rf_experiment(4, 8, 1024, 8192, model_deep.RF_RIDGE, 4096, rng_for(0, "C6"))
+
+
+def test_c6_mutation_random_features(rf):
+    assert rf.level_acc.shape == (2, 2)
+    assert claims.claim_rf_accuracy("C6", rf.top_acc).passed
+    bad = variant(theory, layerwise_top_accuracy=theory.wrong_layerwise_chance)
+    assert not claims.claim_rf_accuracy("C6", rf.top_acc, theory=bad).passed
+    assert claims.claim_rf_accuracy("C6", claims.RF_THRESHOLD + 1e-9).passed
+    assert not claims.claim_rf_accuracy("C6", claims.RF_THRESHOLD - 1e-9).passed

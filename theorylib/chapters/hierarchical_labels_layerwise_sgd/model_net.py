@@ -219,16 +219,12 @@ class NetResult:
     leaves: np.ndarray
 
 
-# The baseline's accuracy curve is evaluated at many checkpoints, so on a prefix of the test inputs only.
-CURVE_INPUTS = 2048
-
-
 def net_experiment(d: int, width: int, n_blocks: int, steps: int, batch: int, lr: float, n_test: int,
                    rng: np.random.Generator, baseline: bool = True, n_in: int | None = None) -> NetResult:
     """The tree sits on a hidden ordered subset of d of the n_in = 2d (default) inputs. Layerwise training of
     a fresh net (steps per block) and, with ``baseline``, a second fresh net trained end to end on the top
     label alone for the same total n_blocks * steps SGD steps at the same lr. Both are evaluated on one
-    set of n_test fresh inputs (the baseline's curve on its first CURVE_INPUTS)."""
+    set of n_test fresh inputs (the baseline's curve too, at each of its checkpoints)."""
     n_test = check_positive_int("n_test", n_test)
     n_in = 2 * d if n_in is None else n_in
     leaves = hidden_leaves(d, n_in, rng)
@@ -239,6 +235,6 @@ def net_experiment(d: int, width: int, n_blocks: int, steps: int, batch: int, lr
     if not baseline:
         return NetResult(acc, hinted, float("nan"), np.zeros((0, 2)), n_test, leaves)
     base = ResidualLabelNet(d, width, n_blocks, rng, n_in=n_in)
-    curve = train_end_to_end(base, n_blocks * steps, lr, batch, rng, X_eval=X_test[: min(n_test, CURVE_INPUTS)],
+    curve = train_end_to_end(base, n_blocks * steps, lr, batch, rng, X_eval=X_test,
                              leaves=leaves)
     return NetResult(acc, hinted, top_accuracy(base, X_test, leaves), curve, n_test, leaves)

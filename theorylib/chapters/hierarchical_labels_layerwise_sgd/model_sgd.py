@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from theorylib.core.rates import ols_slope
+from theorylib.core.repro import rng_for
 from theorylib.core.validation import check_int, check_positive_int, check_real
 
 from .model import (
@@ -212,40 +213,49 @@ class RateStudy:
         return np.log(self.T_boot).std(axis=0, ddof=1)
 
 
-MAX_RATE_STEPS = 1_000_000
+RATE_CAP_FACTOR = 50
+
+
+def rate_cap(p: int, eps: float) -> int:
+    """The fixed cap on the steps simulated for one m: RATE_CAP_FACTOR p ceil(log(1/eps)), about fifty times
+    the natural time scale p log(1/eps) of a readout with p features, from the parameters alone. A run that
+    reaches it stops with an error; where the runs stop below it does not change any measured value."""
+    return RATE_CAP_FACTOR * check_positive_int("p", p) * int(np.ceil(np.log(1.0 / eps)))
 
 
 def _crossed(curves: np.ndarray, eps: float) -> bool:
     return bool(np.all((curves <= eps).any(axis=-1)))
 
 
-def rate_study(m_list: Sequence[int], eps: float, R: int, rng: np.random.Generator,
+def rate_study(m_list: Sequence[int], eps: float, R: int, seed: int, stream: str = "C2",
                n_boot: int = 1000) -> RateStudy:
     """For each m: R runs at B = 1, eta = 1/p; T_hat = the time the mean ||e_t||^2 crosses eps (log-linear
     interpolation between the two steps around the first passage, so T_hat is not an integer).
     The slope's SE is the sd of n_boot bootstrap slopes (runs resampled within each m).
 
-    No horizon is computed from a law: each m gets its own two child streams of ``rng`` (bootstrap weights,
-    then the runs), and the runs are advanced p steps at a time until the mean curve and every bootstrap
-    curve have crossed eps. Every value is a function of the draws alone, not of where the simulation stops."""
+    No horizon is computed from a law: each m draws from its own stream ``rng_for(seed, stream, m)`` (two
+    child streams: bootstrap weights, then the runs), so its runs do not depend on the other m of the list,
+    and the runs are advanced p steps at a time until the mean curve and every bootstrap curve have crossed
+    eps, up to the fixed cap :func:`rate_cap`. Every value is a function of the draws alone, not of where the
+    simulation stops."""
     m_list = [check_positive_int("m", m) for m in m_list]
     if len(m_list) < 2 or len(set(m_list)) != len(m_list):
         raise ValueError(f"m_list = {m_list!r} needs at least 2 distinct values")
     eps = check_real("eps", eps, 0.0, 1.0, open_low=True, open_high=True)
     R = check_int("R", R, low=2)
-    streams = rng.spawn(len(m_list))
     ps, T_hat, T_boot, horizons = [], [], [], []
-    for m, g in zip(m_list, streams, strict=True):
-        g_boot, g_runs = g.spawn(2)
+    for m in m_list:
+        g_boot, g_runs = rng_for(seed, stream, str(m)).spawn(2)
         p = n_quad_features(m)
+        cap = rate_cap(p, eps)
         W = g_boot.multinomial(R, np.full(R, 1.0 / R), size=n_boot) / R  # bootstrap weights (n_boot, R)
         runs = _ReadoutRuns(m, pair_index(m, 0, 1), projection_step(p), 1, R, g_runs)
         blocks = [runs.sq_norms()[None, :]]
         while True:
             blocks.append(runs.advance(p))
             curves = np.concatenate(blocks)  # (t + 1, R)
-            if curves.shape[0] > MAX_RATE_STEPS:
-                raise RuntimeError(f"the runs at m = {m} did not all reach eps = {eps:g} in {MAX_RATE_STEPS} steps")
+            if curves.shape[0] > cap:
+                raise RuntimeError(f"the runs at m = {m} did not all reach eps = {eps:g} in {cap} steps")
             if curves.mean(axis=1).min() > eps:
                 continue
             boot = W @ curves.T  # (n_boot, t + 1)
@@ -265,11 +275,11 @@ def rate_study(m_list: Sequence[int], eps: float, R: int, rng: np.random.Generat
                      np.array(horizons), T_b)
 
 
-def budget_study(d: int, delta: float, R: int, rng: np.random.Generator, n_boot: int = 1000) -> RateStudy:
+def budget_study(d: int, delta: float, R: int, seed: int, stream: str = "C3d", n_boot: int = 1000) -> RateStudy:
     """C3d data: for each block of the stack on d = 2^r leaves (m_i = d/2^(i-1) slots, in block order), the
     time T_hat_i at which the mean ||e_t||^2 of R runs at B = 1, eta = 1/p_i crosses delta/(d-1), measured as
     in :func:`rate_study` (a teacher-forced block reads iid uniform slots, and every label of a block has the
     same law, so one pair target per run). The target delta/(d-1) is the chapter's setting, not a law."""
     r = tree_depth(d)
     delta = check_real("delta", delta, 0.0, 1.0, open_low=True, open_high=True)
-    return rate_study([m for m, _, _ in stack_shapes(r)], delta / (d - 1), R, rng, n_boot)
+    return rate_study([m for m, _, _ in stack_shapes(r)], delta / (d - 1), R, seed, stream, n_boot)

@@ -7,12 +7,14 @@ level through its ``p = 1 + m + m(m-1)/2`` degree-<=2 monomials.
   ``rho = 1 - 2 eta + eta^2 (1 + (p-1)/B)`` (:func:`sgd_contraction`); the best step
   :func:`optimal_step`, the first-passage time :func:`steps_to_mse` and its real version
   :func:`crossing_time`; the C2 prediction :func:`rate_slope`.
-* **Theorem B** (composition with rounding): the per-block budget :func:`stack_steps` and the union
-  bound :func:`union_bound`.
+* **Theorem B** (composition with rounding): the per-block budget :func:`stack_steps`.
 * **Theorem C** (no signal without hints): :func:`top_feature_correlation` (0) and
   :func:`no_hint_mse` (``2 - (1 - 1/p)^t``, Parseval and the no-hint recursion).
-* **C4** (the residual network, not proved here): :func:`layerwise_top_accuracy` (the hierarchy is
-  learned) and :func:`baseline_top_accuracy` (chance without hints).
+* **Theorem D** (the layerwise closure, chain versus tree): :func:`chain_labels_known` (one label per
+  block: depth d - 1) and :func:`tree_labels_known` (one level per block: depth log2 d).
+* **C4, C6** (the residual network and the random-feature learner, not proved here):
+  :func:`layerwise_top_accuracy` (the hierarchy is learned) and :func:`baseline_top_accuracy` (chance
+  without hints).
 
 The model never imports this module, and no measurement reads it: the C1 checkpoints come from pilot runs,
 the C2 runs are simulated until they have crossed, and the C3 stack's budget, the algorithm of Thm B
@@ -164,19 +166,6 @@ def wrong_stack_steps_no_constant(d: int, delta: float, B: int = 1) -> list[int]
     return [steps_to_mse(delta / (d - 1), optimal_step(B, p), B, p) for p in ps]
 
 
-def union_bound(mse_per_label: np.ndarray | Sequence[float]) -> float:
-    """Thm B: P(top wrong) <= sum_{i,j} beta_ij <= sum_{i,j} MSE_ij (for every realisation of the readouts)."""
-    v = np.asarray(mse_per_label, dtype=float)
-    if v.size == 0 or np.any(v < 0) or not np.all(np.isfinite(v)):
-        raise ValueError("mse_per_label must be a non-empty array of finite values >= 0")
-    return float(v.sum())
-
-
-def wrong_union_bound_quarter(mse_per_label: np.ndarray | Sequence[float]) -> float:
-    """Wrong theory: the union bound with the Markov constant beta_ij <= MSE_ij / 4."""
-    return 0.25 * union_bound(mse_per_label)
-
-
 # ---------------------------------------------------------------------------------------------
 # Theorem C: no signal for degree-<=2 learners without hints
 # ---------------------------------------------------------------------------------------------
@@ -214,6 +203,37 @@ def wrong_no_hint_mse_linear(d: int, steps: int) -> float:
     """Wrong theory: the noise SGD picks up without signal accumulates without bound, E||w_t||^2 = t/p
     (the recursion without its contraction term -||w_t||^2/p)."""
     return 1.0 + check_int("steps", steps, low=0) / n_features(d)
+
+
+# ---------------------------------------------------------------------------------------------
+# Theorem D: the layerwise closure of a parity hierarchy (chain versus tree)
+# ---------------------------------------------------------------------------------------------
+
+
+def chain_labels_known(d: int, k: int) -> int:
+    """Thm D for the chain l_j = l_{j-1} x_{pi(j+1)} on d hidden leaves (d - 1 labels): after k blocks of
+    the whole-stream quadratic learner exactly the labels 1..min(k, d-1) are known, the others read 0."""
+    d = check_int("d", d, low=2)
+    return min(check_int("k", k, low=0), d - 1)
+
+
+def wrong_chain_labels_doubling(d: int, k: int) -> int:
+    """Wrong theory: the chain is learned in logarithmic depth, like the tree, each block doubling what is
+    known (2^k - 1 labels after k blocks, as if products of two learned labels gave new ones)."""
+    d = check_int("d", d, low=2)
+    return min(2 ** check_int("k", k, low=0) - 1, d - 1)
+
+
+def tree_labels_known(d: int, k: int) -> int:
+    """Thm D for the binary parity tree on d = 2^r hidden leaves (d - 1 labels, level 1 first): after k
+    blocks exactly the labels of levels 1..min(k, r) are known, d - d/2^min(k, r) of them."""
+    r = _depth(d)
+    return d - (d >> min(check_int("k", k, low=0), r))
+
+
+def wrong_tree_one_label_per_block(d: int, k: int) -> int:
+    """Wrong theory: the tree is learned one label per block, as the chain is (depth d - 1 for the top)."""
+    return chain_labels_known(d, k)
 
 
 # ---------------------------------------------------------------------------------------------
