@@ -133,7 +133,7 @@ def claim_pl_lower(name: str, ks: Sequence[int], errors: Sequence[float], M: int
 
 def claim_pl_upper(name: str, ks: Sequence[int], errors: Sequence[float], curv_min: float, curv_max: float, *,
                    theory: Theory = _theory) -> Claim:
-    """The equispaced fit attains U_k = curv_max/(16 k^2) (interpolant shifted by half its error).
+    """The equispaced fit has error at most U_k = curv_max/(16 k^2) (interpolant shifted by half its error).
 
     The grid LP can only under-estimate the equispaced optimum, so E_k <= U_k up to the LP tolerance
     1e-8/(8 k^2), i.e. 2e-8/curv_max relative to U_k.

@@ -106,8 +106,8 @@ def pl_error_bounds(k: int, curv_min: float, curv_max: float) -> tuple[float, fl
     """Bounds on the minimax error of continuous PL fits with k equispaced pieces to a convex f on [0, 1].
 
     If curv_min <= f'' <= curv_max on [0, 1]: every PL g with k pieces has ||f - g||_inf >= curv_min / (16 k^2)
-    (Theorem 4b), and the interpolant at k equispaced knots shifted down by half its error attains
-    curv_max / (16 k^2). For x^2 (curv_min = curv_max = 2) both equal 1/(8 k^2).
+    (Theorem 4b), and the interpolant at the k + 1 equispaced knots shifted down by half its error has error at
+    most curv_max / (16 k^2). For x^2 (curv_min = curv_max = 2) both equal 1/(8 k^2).
     """
     k = check_positive_int("k", k)
     lo = check_positive("curv_min", curv_min)
