@@ -758,28 +758,119 @@ def test_entry_certificate_is_the_sum_of_its_two_probe_certificates():
     assert_allclose(theory.certified_bound(u_hat, D, tau, 0.5), L[..., 1:] + L[..., :1], rtol=0, atol=0)
 
 
-def test_two_generic_heads_are_locally_identifiable():
-    """At random distinct heads (d = 3) the Jacobian of the answers in the 24 parameters has full rank: no
-    continuous family of equivalent parameters passes there (unlike the shared-attention family)."""
-    d, rng = 3, np.random.default_rng(8)
-    seqs = [rng.standard_normal((300, L, d)) for L in (1, 2, 3, 4)]
+def _flat(As, us):
+    return np.concatenate([np.concatenate([A.ravel(), u]) for A, u in zip(As, us, strict=True)])
 
-    def answers(theta):
-        th = theta.reshape(2, d * d + d)
-        As, us = [t[: d * d].reshape(d, d) for t in th], [t[d * d:] for t in th]
-        return np.concatenate([model.multihead_oracle(X, As, us) for X in seqs])
 
-    def singular_values(theta):
-        h = 1e-6
-        J = np.stack([(answers(theta + h * e) - answers(theta - h * e)) / (2 * h) for e in np.eye(theta.size)], 1)
-        return np.linalg.svd(J, compute_uv=False)
+def _unflat(theta, d):
+    th = theta.reshape(2, d * d + d)
+    return [t[: d * d].reshape(d, d) for t in th], [t[d * d:] for t in th]
 
-    theta = rng.standard_normal(2 * (d * d + d))
-    S = singular_values(theta)
-    assert S[-1] > 1e-3 * S[0]                      # full rank 24, far from the finite-difference error
-    shared = theta.copy()
-    shared[d * d + d: 2 * d * d + d] = shared[: d * d]
-    assert singular_values(shared)[-1] < 1e-6 * S[0]   # shared attention: a d-dimensional family
+
+@pytest.mark.parametrize("L", [1, 2, 3, 4])
+def test_multihead_jacobian_matches_central_differences(L):
+    d, rng = 3, np.random.default_rng(10 + L)
+    As, us = _unflat(rng.standard_normal(2 * (d * d + d)), d)
+    X = rng.standard_normal((40, L, d))
+    theta, h = _flat(As, us), 1e-6
+
+    def answers(th):
+        return model.multihead_oracle(X, *_unflat(th, d))
+
+    J_fd = np.stack([(answers(theta + h * e) - answers(theta - h * e)) / (2 * h) for e in np.eye(theta.size)], 1)
+    assert_allclose(model.multihead_jacobian(X, As, us), J_fd, rtol=0, atol=1e-7)
+
+
+def test_multihead_jacobian_refuses_bad_input():
+    A, u = _instance(3)
+    with pytest.raises(ValueError, match="as many value vectors"):
+        model.multihead_jacobian(np.zeros((2, 2, 3)), [A, A], [u])
+    with pytest.raises(ValueError, match="shape"):
+        model.multihead_jacobian(np.zeros((2, 3)), [A], [u])
+
+
+@pytest.mark.parametrize("L", [1, 2, 3, 4])
+def test_shared_attention_kernel_directions_annihilate_every_sequence(L):
+    """Proposition on two heads, (3): (c u2^T, -c u1^T, v, -v) is in the kernel at A1 = A2, for every length."""
+    d, rng = 4, np.random.default_rng(20 + L)
+    A, u1 = _instance(d, 1)
+    u2 = rng.standard_normal(d)
+    X = rng.standard_normal((50, L, d))
+    J = model.multihead_jacobian(X, [A, A], [u1, u2])
+    for _ in range(3):
+        c, v = rng.standard_normal(d), rng.standard_normal(d)
+        direction = _flat([np.outer(c, u2), -np.outer(c, u1)], [v, -v])
+        assert np.max(np.abs(J @ direction)) < 1e-12 * np.max(np.abs(J)) * np.linalg.norm(direction) * 100
+    B = A + rng.standard_normal((d, d))                      # distinct heads: the same direction moves the answer
+    J_dist = model.multihead_jacobian(X, [A, B], [u1, u2])
+    if L > 1:
+        assert np.max(np.abs(J_dist @ direction)) > 1e-3
+
+
+def _numerical_rank(J):
+    s = np.linalg.svd(J, compute_uv=False)
+    return int(np.sum(s > s[0] * max(J.shape) * np.finfo(float).eps))
+
+
+@pytest.mark.parametrize("d", [3, 4])
+def test_two_head_exclusions_are_sharp_for_two_token_queries(d):
+    """Remark on the exclusions: opposite values, uniform attention and opposite attention each defeat one- and
+    two-token queries (equal answers, or a rank deficit d), and three-token queries tell them apart again."""
+    rng = np.random.default_rng(40 + d)
+    A1, A2 = rng.standard_normal((2, d, d))
+    u1, u2 = rng.standard_normal((2, d))
+    zero = np.zeros((d, d))
+    pairs = {                                                    # (Theta, Theta'), not equal up to order
+        "opposite values": (([A1, A2], [u1, -u1]), ([-A1, -A2], [-u1, u1])),
+        "uniform attention": (([zero, A2], [u1, u2]), ([zero, -A2], [u1 + 2 * u2, -u2])),
+    }
+    p = 2 * (d * d + d)
+    for L in (1, 2, 3):
+        X = rng.standard_normal((200, L, d))
+        for theta, theta2 in pairs.values():
+            diff = np.max(np.abs(model.multihead_oracle(X, *theta) - model.multihead_oracle(X, *theta2)))
+            assert (diff < 1e-12) if L < 3 else (diff > 1e-2)
+        if L > 1:
+            J = model.multihead_jacobian(X, [A1, -A1], [u1, u2])
+            assert _numerical_rank(J) == (p - d if L == 2 else p)
+            if L == 2:                                           # the kernel is (c u2^T, -c u1^T, 0, 0)
+                c = rng.standard_normal(d)
+                direction = _flat([np.outer(c, u2), -np.outer(c, u1)], [np.zeros(d), np.zeros(d)])
+                assert np.max(np.abs(J @ direction)) < 1e-12 * np.max(np.abs(J)) * np.linalg.norm(direction) * 100
+    X = rng.standard_normal((200, 2, d))                         # the generic pair at the same points: full rank
+    assert _numerical_rank(model.multihead_jacobian(X, [A1, A2], [u1, u2])) == p
+
+
+def test_heads_rank_at_every_allowed_dimension():
+    rng = np.random.default_rng(31)
+    for d in range(2, 7):
+        for shared in (False, True):
+            run = model_runs.heads_jacobian_rank(d, 100, rng, shared=shared)
+            assert run.rank == theory.multihead_jacobian_rank(d, shared)
+            kept, dropped = run.margins
+            assert kept > 1e6 and dropped < 0.1                 # far from a tie on either side
+
+
+def test_multihead_rank_theory_values():
+    assert theory.multihead_jacobian_rank(4, False) == 40 and theory.multihead_jacobian_rank(4, True) == 32
+    assert theory.wrong_multihead_jacobian_rank_family(4, False) == 36
+    with pytest.raises(ValueError):
+        theory.multihead_jacobian_rank(1, False)
+
+
+@pytest.fixture(scope="module")
+def heads_runs():
+    rng = rng_for(P.seed, "C7")
+    return {shared: model_runs.heads_jacobian_rank(P.d_mh, P.n_mh, rng, shared=shared, A_scale=P.A_scale,
+                                                   u_scale=P.u_scale) for shared in (False, True)}
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_mutation_c7_value_trading_family_only(heads_runs, shared):
+    run = heads_runs[shared]
+    assert cl.claim_heads_rank("C7", run).passed
+    wrong = variant(theory, multihead_jacobian_rank=theory.wrong_multihead_jacobian_rank_family)
+    assert not cl.claim_heads_rank("C7", run, theory=wrong).passed
 
 
 # ---- C6: the one-layer Transformer reduction ---------------------------------------------------------------

@@ -44,12 +44,16 @@ CHAPTER = Chapter(
         Param("n_rop", 2, "int", "independent probe designs per m (C5)", low=1, high=10),
         Param("d_ffn", 5, "int", "token dimension of the one-layer Transformer (C6)", low=3, high=8),
         Param("h_ffn", 4, "int", "hidden units of its feed-forward network (C6; h <= 4 <= d + 1)", low=1, high=4),
+        Param("d_mh", 4, "int", "token dimension of the two-head rank check (C7)", low=2, high=6),
+        Param("n_mh", 200, "int", "random two-token sequences of the two-head rank check "
+              "(C7; >= 2 (d^2 + d) for every allowed d_mh: 84 at d = 6)",
+              low=100, high=1000),
     ),
     alternatives={
         "A": {"seed": 1, "d_list": [3, 6, 12, 24], "d_lr": 24, "r": 3, "A_scale": 1.0, "sigma": 3e-5,
-              "d_ffn": 4, "h_ffn": 3},
+              "d_ffn": 4, "h_ffn": 3, "d_mh": 3},
         "B": {"seed": 2, "d_list": [5, 10, 20], "d_lr": 40, "r": 4, "A_scale": 2.5, "sigma": 1e-4, "R": 300,
-              "d_ffn": 6},
+              "d_ffn": 6, "d_mh": 5},
     },
     relations=(
         # the second amplitude is the larger one: ||J_ab||_1 falls with s, so the C3 instance stays well inside
@@ -63,10 +67,12 @@ CHAPTER = Chapter(
         'A softmax attention head is recovered exactly from O(d²) queries, or O(rd) with a randomised '
         'sketch or random rank-one probes when it has rank r; a one-layer Transformer reduces to its ReLU '
         'feed-forward network; under noisy queries the error has an explicit first-order constant, a '
-        'finite-tolerance certificate and an a priori tolerance'
+        'finite-tolerance certificate and an a priori tolerance; two generic heads are identifiable up to '
+        'their order'
     ),
     checks=(
         'exact recovery from an oracle (also of a small one-layer Transformer through its FFN), the noise '
-        'constant and its n^(-1/2) rate by simulation, at small dimensions'
+        'constant and its n^(-1/2) rate by simulation, the finite-tolerance certificate against adversaries, '
+        'and the rank of the two-head Jacobian, at small dimensions'
     ),
 )

@@ -28,6 +28,7 @@ from .model_runs import (
     AdversaryRun,
     CertificateRun,
     FullRun,
+    HeadsRank,
     NoiseRun,
     ProbeCertificateRun,
     ProbeRun,
@@ -296,3 +297,14 @@ def claim_transformer_attention(name: str, run: TransformerRun, *, theory: Theor
     tol = tolerances.transformer_tolerance(run.fit)
     return check_absolute(name, err, 0.0, tol, "fp: probe rounding through the logit, over rho'^2",
                           fp=True).with_details(tolerance=tol)
+
+
+# ---- C7: two heads ---------------------------------------------------------------------------------------
+
+def claim_heads_rank(name: str, run: HeadsRank, *, theory: Theory = _theory) -> Claim:
+    """The numerical rank of the two-head answers' Jacobian against theory.multihead_jacobian_rank(d, shared),
+    exactly. Details: the singular values on either side of the rank decision (``gap``) and their ratios to the
+    threshold (``margins``)."""
+    return check_exact(name, run.rank, theory.multihead_jacobian_rank(run.d, run.shared),
+                       "integer; numerical rank at s_1 max(n, p) eps, above the rounding (about eps s_1) of J "
+                       "and of its SVD (Weyl)").with_details(gap=run.gap, margins=run.margins)

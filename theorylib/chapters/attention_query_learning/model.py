@@ -92,6 +92,31 @@ def multihead_oracle(X: np.ndarray, As: Sequence[np.ndarray], us: Sequence[np.nd
     return sum(attention_oracle(X, A, u) for A, u in zip(As, us, strict=True))
 
 
+def multihead_jacobian(X: np.ndarray, As: Sequence[np.ndarray], us: Sequence[np.ndarray]) -> np.ndarray:
+    """d f_Theta(X) / d Theta for a batch X (n, N, d) of sequences, shape (n, H (d^2 + d)).
+
+    The parameters are ordered head by head, vec(A_h) (row-major) then u_h. With s_hi the weights of head h,
+    v_hi = u_h^T x_i and f_h = sum_i s_hi v_hi: df/du_h = sum_i s_hi x_i, and, since the scores are
+    z_hi = x_N^T A_h x_i and ds_hi/dz_hj = s_hi (1[i = j] - s_hj), df/dA_h = sum_i s_hi (v_hi - f_h) x_N x_i^T.
+    """
+    if len(As) != len(us) or len(As) == 0:
+        raise ValueError(f"need as many value vectors as heads (>= 1), got {len(As)} and {len(us)}")
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 3:
+        raise ValueError(f"X must have shape (n, N, d), got {X.shape}")
+    blocks = []
+    for A, u in zip(As, us, strict=True):
+        A, u = _check_params(A, u)
+        X = _check_tokens(X, u.size)
+        s = attention_weights(X, A)                                 # (n, N)
+        v = X @ u                                                   # (n, N)
+        g = s * (v - np.einsum("bn,bn->b", s, v)[:, None])          # df/dz_hi
+        dA = np.einsum("bd,bn,bne->bde", X[:, -1, :], g, X).reshape(X.shape[0], -1)
+        du = np.einsum("bn,bnd->bd", s, X)
+        blocks += [dA, du]
+    return np.concatenate(blocks, axis=1)
+
+
 class AdversarySchedule:
     """A noise source that adds a prescribed perturbation to each successive oracle call.
 

@@ -1,4 +1,4 @@
-"""The experiments of chapter 'attention-query-learning': every measured value of the claims C1-C6.
+"""The experiments of chapter 'attention-query-learning': every measured value of the claims C1-C7.
 
 Each ``run_...`` runs a learner of :mod:`.model` against its oracle and returns what was measured (the
 learner's output, the oracle's counter, errors under noise and adversaries). No tolerance and no
@@ -39,6 +39,7 @@ from .model import (
     learn_transformer,
     learn_value_vector,
     margin_offset,
+    multihead_jacobian,
     multihead_oracle,
     random_full_instance,
     relu_net,
@@ -549,6 +550,55 @@ def param_distance_mod_perm(theta, theta2) -> float:
         dist2 = sum(np.sum((As[h] - Bs[perm[h]]) ** 2) + np.sum((us[h] - vs[perm[h]]) ** 2) for h in range(H))
         best = min(best, float(dist2))
     return math.sqrt(best)
+
+
+# ---- C7: two heads, the rank of the answers' Jacobian -------------------------------------------------
+
+@dataclass(frozen=True)
+class HeadsRank:
+    """The singular values ``sv`` of the Jacobian of two-head answers to ``n`` random two-token sequences in
+    the 2 (d^2 + d) parameters (:func:`~.model.multihead_jacobian`), at distinct or at shared attention."""
+
+    d: int
+    n: int
+    shared: bool
+    sv: np.ndarray
+
+    @property
+    def tol(self) -> float:
+        """numpy's rank threshold s_1 max(shape) eps."""
+        return float(self.sv[0] * max(self.n, 2 * (self.d * self.d + self.d)) * np.finfo(float).eps)
+
+    @property
+    def rank(self) -> int:
+        return int(np.sum(self.sv > self.tol))
+
+    @property
+    def gap(self) -> tuple[float, float]:
+        """(the smallest singular value kept, the largest dropped; 0 when none is dropped)."""
+        k = self.rank
+        return float(self.sv[k - 1]), float(self.sv[k]) if k < self.sv.size else 0.0
+
+    @property
+    def margins(self) -> tuple[float, float]:
+        """``gap`` over the threshold ``tol``: how far the decision is from a tie on either side."""
+        kept, dropped = self.gap
+        return kept / self.tol, dropped / self.tol
+
+
+def heads_jacobian_rank(d: int, n: int, rng: np.random.Generator, *, shared: bool, A_scale: float = 2.0,
+                        u_scale: float = 1.0) -> HeadsRank:
+    """Two random heads (A_h, u_h) as :func:`~.model.random_full_instance` (A_2 = A_1 if ``shared``), n
+    two-token sequences with N(0, I) tokens, and the singular values of the answers' Jacobian."""
+    d = check_int("d", d, low=2)
+    n = check_positive_int("n", n)
+    A1, u1 = random_full_instance(d, rng, A_scale=A_scale, u_scale=u_scale)
+    A2, u2 = random_full_instance(d, rng, A_scale=A_scale, u_scale=u_scale)
+    if shared:
+        A2 = A1
+    X = rng.standard_normal((n, 2, d))
+    J = multihead_jacobian(X, [A1, A2], [u1, u2])
+    return HeadsRank(d, n, bool(shared), np.linalg.svd(J, compute_uv=False))
 
 
 # ---- C5: the paper's O(rd) learner (random rank-one probes, alternating least squares) -----------------

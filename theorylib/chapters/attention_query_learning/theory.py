@@ -10,7 +10,8 @@ Pure functions of the instance (A, u) and the settings, no random numbers, no si
 * the dimension d + r (2d - r) of the rank-r parameters, the lower bound on the queries (Remark);
 * the closed-form first-order Jacobian of Theorem 1's estimator (Theorem 3), the mean squared error under
   i.i.d. noise, the RMS exponent, and the worst-case first-order coefficient ||J_ab||_1;
-* (Proposition 4, which holds by construction, is unit-tested, not a claim: its construction lives in the tests.)
+* the rank of the two-head answers' Jacobian at distinct heads and at shared attention (the proposition on
+  two heads; the degenerate family of Proposition 4 holds by construction and is unit-tested, not a claim);
 
 The floating-point error models of the claims (which propagate rounding through Theorem 3's Jacobian) are
 error analysis, not theory: they live in :mod:`.tolerances`.
@@ -397,6 +398,25 @@ def probe_tangent_rank(d: int, r: int, m: int) -> int:
 def wrong_probe_tangent_rank_no_gauge(d: int, r: int, m: int) -> int:
     """WRONG: the tangent space counted as 2dr-dimensional (the GL(r) gauge forgotten): min(m, 2dr)."""
     return min(check_int("m", m, low=1), 2 * check_int("d", d, low=1) * check_int("r", r, low=1))
+
+
+# ---- two heads: local identifiability at distinct heads, a first-order deficit 2d at shared attention -------
+
+def multihead_jacobian_rank(d: int, shared: bool) -> int:
+    """The rank of the two-head answers' Jacobian in the 2 (d^2 + d) parameters (Proposition on two heads):
+    full, 2 (d^2 + d), at generic distinct heads; 2 d^2 at shared attention A_1 = A_2, whose kernel
+    {(c u_2^T, -c u_1^T, w, -w)} has dimension 2d."""
+    d = check_int("d", d, low=2)
+    n_params = 2 * (d * d + d)
+    return n_params - 2 * d if shared else n_params
+
+
+def wrong_multihead_jacobian_rank_family(d: int, shared: bool) -> int:
+    """WRONG: a deficit of d (rank 2d^2 + d) at distinct heads as at shared attention. At distinct heads (C7a):
+    'the paper's non-identifiability is generic (a d-dimensional family at every point)'; at shared attention
+    (C7b): 'the only freedom is the value-trading family (u_1 + v, u_2 - v)'."""
+    d = check_int("d", d, low=2)
+    return 2 * (d * d + d) - d
 
 
 # ---- the one-layer Transformer reduction: a one-hidden-layer ReLU network --------------------------------
