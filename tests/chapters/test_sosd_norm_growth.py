@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
+import torch
 
 from theorylib.chapters.sosd_norm_growth import claims, model, theory
+from theorylib.chapters.sosd_norm_growth import model_transformer as mt
 from theorylib.core import rng_for
 from theorylib.core.theory import variant
 
@@ -29,11 +31,31 @@ def noise():
     decay = model.scale_invariant_sgd(W0, 4096, eta, lam, 1.0, 4, rng_for(3, "test-decay"))
     scaled = model.scale_invariant_sgd(2 * W0, 4096, 4 * eta, lam / 4, 1.0, 4, rng_for(3, "test-decay"))
     muon = model.scale_invariant_sgd(W0[:3], 128, eta, 0.0, 1.0, 4, rng_for(3, "test-muon"), muon=True)
-    ag_grow = model.autograd_sgd(W0[:4], 32, eta, 0.0, 1.0, 4, rng_for(3, "test-ag-grow"))
     ag_decay = model.autograd_sgd(W0[:4], 32, eta, lam, 1.0, 4, rng_for(3, "test-ag-decay"))
     ag_scaled = model.autograd_sgd(2 * W0[:4], 32, 4 * eta, lam / 4, 1.0, 4, rng_for(3, "test-ag-decay"))
     return {"eta": eta, "lam": lam, "d": 6, "grow": grow, "decay": decay, "scaled": scaled, "muon": muon,
-            "ag_grow": ag_grow, "ag_decay": ag_decay, "ag_scaled": ag_scaled}
+            "ag_decay": ag_decay, "ag_scaled": ag_scaled}
+
+
+@pytest.fixture(scope="module")
+def transformer():
+    # process-wide torch settings: set for this module's runs, restored afterwards
+    det, warn_only = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    threads = torch.get_num_threads()
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    try:
+        lr, lam, d = 0.3, 0.02, 8
+        P = mt.markov_language(6, rng_for(3, "test-tf-language"))
+        runs = {}
+        for key, lam_run in (("grow", 0.0), ("decay", lam)):
+            lm = mt.build_model(6, d, 6, 1.0, rng_for(3, "test-tf-init"))
+            runs[key] = mt.train_sgd_track(lm, P, 40, 8, lr, lam_run, rng_for(3, "test-tf", key),
+                                           spectra=key == "grow")
+        yield {"lr": lr, "lam": lam, "d": d, **runs}
+    finally:
+        torch.use_deterministic_algorithms(det, warn_only=warn_only)
+        torch.set_num_threads(threads)
 
 
 # ---------------------------------------------------------------- spectra and distances
@@ -176,6 +198,87 @@ def test_root_loss_ratio_lies_between_its_bounds():
     assert np.all(rho <= 1 + 1e-15) and np.all(rho >= np.cos(phi[:-1] / 2) - 1e-15)
 
 
+# ---------------------------------------------------------------- the Transformer
+
+
+def _tiny_lm(seed=0, d=8, w0=1.0):
+    return mt.build_model(5, d, 6, w0, rng_for(seed, "test-lm"))
+
+
+def test_weight_norm_linear_is_invariant_to_the_scale_of_its_raw_weight():
+    gen = torch.Generator().manual_seed(0)
+    W = torch.randn(6, 6, generator=gen, dtype=torch.float64)
+    x = torch.randn(4, 6, generator=gen, dtype=torch.float64)
+    layer = mt.WeightNormLinear(W, 2.5)
+    y = layer(x)
+    for c in (1e-3, 0.37, 8.0, 1e4):
+        np.testing.assert_allclose(layer(x, c * layer.weight).detach().numpy(), y.detach().numpy(), rtol=0,
+                                   atol=1e-14)
+    np.testing.assert_allclose(float(torch.sqrt(torch.sum(layer.effective_weight().detach() ** 2))), 2.5, rtol=1e-15)
+    assert [n for n, _ in layer.named_parameters()] == ["weight"]  # the gain is a buffer, not trained
+    with pytest.raises(ValueError):
+        mt.WeightNormLinear(torch.zeros(3, 3, dtype=torch.float64), 1.0)
+
+
+def test_the_lm_loss_is_invariant_to_each_attention_matrix_scale_and_its_gradient_is_orthogonal():
+    lm = _tiny_lm()
+    P = mt.markov_language(5, rng_for(0, "test-lm-lang"))
+    tokens = torch.from_numpy(mt.markov_batch(P, 4, 7, rng_for(0, "test-lm-batch")))
+    L = float(lm.loss(tokens).detach())
+    scaled = {m: 3.0 ** (i - 1) * lm.attn[m].weight.detach() for i, m in enumerate(mt.MATRICES)}
+    np.testing.assert_allclose(float(lm.loss(tokens, scaled).detach()), L, rtol=1e-14)
+    grads = torch.autograd.grad(lm.loss(tokens), [lm.attn[m].weight for m in mt.MATRICES])
+    for m, g in zip(mt.MATRICES, grads, strict=True):
+        W = lm.attn[m].weight.detach()
+        cos = abs(float(torch.sum(g * W))) / float(torch.sqrt(torch.sum(g * g)) * torch.sqrt(torch.sum(W * W)))
+        assert cos <= 1e-13, (m, cos)
+
+
+def test_build_model_refuses_a_trainable_gain(monkeypatch):
+    class TrainedGain(mt.TinyAttentionLM):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            for m in mt.MATRICES:
+                layer = self.attn[m]
+                gain = layer._buffers.pop("gain")
+                layer.gain = torch.nn.Parameter(gain.clone())
+
+    monkeypatch.setattr(mt, "TinyAttentionLM", TrainedGain)
+    with pytest.raises(ValueError, match="gain"):
+        mt.build_model(5, 8, 6, 1.0, rng_for(0, "test-lm"))
+
+
+def test_markov_language_and_batches():
+    P = mt.markov_language(7, rng_for(0, "test-markov"))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0, atol=1e-15)
+    toks = mt.markov_batch(P, 50, 9, rng_for(0, "test-markov-batch"))
+    assert toks.shape == (50, 9) and toks.min() >= 0 and toks.max() < 7
+    assert 0 < mt.markov_entropy_rate(P) < np.log(7)
+    with pytest.raises(ValueError):
+        mt.markov_language(1, rng_for(0, "x"))
+
+
+def test_the_norm_identity_holds_on_a_few_transformer_steps():
+    lm = _tiny_lm(1)
+    P = mt.markov_language(5, rng_for(1, "test-lm-lang"))
+    for lam in (0.0, 0.05):
+        run = mt.train_sgd_track(_tiny_lm(1), P, 3, 4, 0.5, lam, rng_for(1, "test-lm-steps", str(lam)))
+        c = 1 - 0.5 * lam
+        R = run["R"]
+        np.testing.assert_allclose(R[1:], c**2 * R[:-1] + 0.25 * run["ghat2"] / R[:-1], rtol=1e-13)
+        assert np.max(run["radial"]) <= 1e-13
+    with pytest.raises(ValueError):
+        mt.train_sgd_track(lm, P, 3, 4, 1.0, 1.0, rng_for(1, "x"))
+
+
+def test_transformer_training_is_deterministic(transformer):
+    P = mt.markov_language(6, rng_for(3, "test-tf-language"))
+    lm = mt.build_model(6, transformer["d"], 6, 1.0, rng_for(3, "test-tf-init"))
+    again = mt.train_sgd_track(lm, P, 40, 8, transformer["lr"], 0.0, rng_for(3, "test-tf", "grow"), spectra=True)
+    for key in ("R", "ghat2", "tan", "loss", "sqrt_p"):
+        np.testing.assert_array_equal(again[key], transformer["grow"][key])
+
+
 # ---------------------------------------------------------------- bad input
 
 
@@ -209,19 +312,20 @@ def test_bad_input_raises():
 # ---------------------------------------------------------------- claims hold, and fail with their wrong theory
 
 
-def _c1(noise, th=theory):
-    runs = [(noise["ag_grow"], noise["eta"], 0.0), (noise["ag_decay"], noise["eta"], noise["lam"])]
-    return (claims.claim_norm_identity("C1a", runs, theory=th),
-            claims.claim_angle_identity("C1b", runs, noise["d"], theory=th))
+def _c1(transformer, th=theory):
+    runs = [(transformer["grow"], transformer["lr"], 0.0),
+            (transformer["decay"], transformer["lr"], transformer["lam"])]
+    return (claims.claim_norm_identity("C1a", runs, transformer["d"], theory=th),
+            claims.claim_angle_identity("C1b", runs, transformer["d"], theory=th))
 
 
-def _c2(aligned, th=theory):
+def _c2(aligned, th=theory, tf_run=None):
     prob, gd, start = aligned[0]
     gds = [a[1] for a in aligned]
     return (claims.claim_budget_path("C2a", gd, start, prob["eta"], prob["alpha"], theory=th),
             claims.claim_norm_path("C2b", gds, [a[2] for a in aligned], [a[0]["eta"] for a in aligned],
                                    [a[0]["alpha"] for a in aligned], theory=th),
-            claims.claim_budget_bound("C2c", gd, theory=th),
+            claims.claim_budget_bound("C2c", gd, tf_run, theory=th),
             claims.claim_budget_attained("C2d", gd, theory=th))
 
 
@@ -248,18 +352,105 @@ def _c6(noise, th=theory):
     return claims.claim_muon_bound("C6", noise["muon"], theory=th)
 
 
-def test_all_claims_hold_for_the_theory(aligned, noise):
-    for c in (*_c1(noise), *_c2(aligned), *_c5(aligned), _c3(noise), *_c4(noise), _c6(noise)):
+def test_all_claims_hold_for_the_theory(aligned, noise, transformer):
+    for c in (*_c1(transformer), *_c2(aligned, tf_run=transformer["grow"]), *_c5(aligned), _c3(noise),
+              *_c4(noise), _c6(noise)):
         assert c.passed, c
 
 
-def test_c1a_rejects_conserved_norm_and_coupled_l2(noise):
-    assert not _c1(noise, variant(theory, next_sq_norm=theory.wrong_next_sq_norm))[0].passed
-    assert not _c1(noise, variant(theory, next_sq_norm=theory.wrong_coupled_next_sq_norm))[0].passed
+def test_c1a_rejects_conserved_norm_and_coupled_l2(transformer):
+    assert not _c1(transformer, variant(theory, next_sq_norm=theory.wrong_next_sq_norm))[0].passed
+    assert not _c1(transformer, variant(theory, next_sq_norm=theory.wrong_coupled_next_sq_norm))[0].passed
 
 
-def test_c1b_rejects_the_unsquared_norm(noise):
-    assert not _c1(noise, variant(theory, angular_step_tan=theory.wrong_angular_step_tan))[1].passed
+def test_c1a_coupled_l2_is_rejected_by_the_weight_decay_run_alone(transformer):
+    runs = [(transformer["decay"], transformer["lr"], transformer["lam"])]
+    wrong = variant(theory, next_sq_norm=theory.wrong_coupled_next_sq_norm)
+    assert not claims.claim_norm_identity("C1a", runs, transformer["d"], theory=wrong).passed
+
+
+def test_c1a_fails_on_a_radial_gradient(transformer):
+    bad = dict(transformer["grow"], radial=transformer["grow"]["radial"] + 1e-9)
+    assert not claims.claim_norm_identity("C1a", [(bad, transformer["lr"], 0.0)], transformer["d"]).passed
+
+
+def _nan_on(call: int, f):
+    """f, except that its ``call``-th result (0-based) has NaN in its second entry (an early step, which
+    every claim keeps)."""
+    calls = []
+
+    def g(*args):
+        out = np.array(f(*args), dtype=float, copy=True)
+        if len(calls) == call:
+            out[..., 1] = np.nan
+        calls.append(1)
+        return out
+    return g
+
+
+def _nan_on_tuple(call: int, f):
+    """The same for a function returning (R, phi): NaN in the second entry of R and phi of the ``call``-th result."""
+    calls = []
+
+    def g(*args):
+        R, phi = (np.array(x, dtype=float, copy=True) for x in f(*args))
+        if len(calls) == call:
+            R[1] = phi[1] = np.nan
+        calls.append(1)
+        return R, phi
+    return g
+
+
+@pytest.mark.parametrize("call", [0, 1])
+def test_c1_fails_on_a_theory_returning_nan_on_either_run(transformer, call):
+    assert not _c1(transformer, variant(theory, next_sq_norm=_nan_on(call, theory.next_sq_norm)))[0].passed
+    assert not _c1(transformer, variant(theory, angular_step_tan=_nan_on(call, theory.angular_step_tan)))[1].passed
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_c1a_fails_on_a_nan_radial_cosine(transformer, first):
+    radial = transformer["grow"]["radial"].copy()
+    radial[-1, -1] = np.nan
+    bad = dict(transformer["grow"], radial=radial)
+    good = (transformer["decay"], transformer["lr"], transformer["lam"])
+    runs = [(bad, transformer["lr"], 0.0), good] if first else [good, (bad, transformer["lr"], 0.0)]
+    assert not claims.claim_norm_identity("C1a", runs, transformer["d"]).passed
+
+
+@pytest.mark.parametrize("call", [0, 1])
+def test_c2b_c5_fail_on_a_theory_returning_nan_on_either_run(aligned, call):
+    nan_path = variant(theory, aligned_recursion=_nan_on_tuple(call, theory.aligned_recursion))
+    assert not claims.claim_norm_path("C2b", [a[1] for a in aligned], [a[2] for a in aligned],
+                                      [a[0]["eta"] for a in aligned], [a[0]["alpha"] for a in aligned],
+                                      theory=nan_path).passed
+    c5 = [_c5(aligned, variant(theory, aligned_recursion=_nan_on_tuple(call, theory.aligned_recursion)))[1],
+          _c5(aligned, variant(theory, root_loss_ratio=_nan_on(call, theory.root_loss_ratio)))[1],
+          _c5(aligned, variant(theory, loss_from_spectrum=_nan_on(call, theory.loss_from_spectrum)))[0]]
+    assert not any(c.passed for c in c5)
+    # C5c keeps the steps with H_t > 1e-6 only: NaN in every entry of the call's bound
+    calls = []
+
+    def bound(a, H):
+        out = theory.root_loss_step_bound(a, H) * (np.nan if len(calls) == call else 1.0)
+        calls.append(1)
+        return out
+    assert not _c5(aligned, variant(theory, root_loss_step_bound=bound))[2].passed
+
+
+def test_identity_tolerance_is_a_rounding_model():
+    assert claims.identity_tolerance(8) == 1e-12
+    assert claims.identity_tolerance(48) == pytest.approx(4 * 48**2 * 2.0**-53)
+
+
+def test_c1b_rejects_the_unsquared_norm(transformer):
+    assert not _c1(transformer, variant(theory, angular_step_tan=theory.wrong_angular_step_tan))[1].passed
+
+
+def test_c2c_holds_on_the_transformer_matrices_far_from_the_budget(transformer):
+    ratios = claims.transformer_budget_ratios(transformer["grow"])
+    assert ratios.shape == (4,) and np.all(ratios > 0) and np.all(ratios < 1)
+    assert np.all(claims.transformer_budget_ratios(transformer["grow"], theory=variant(
+        theory, spectral_budget=theory.wrong_spectral_budget)) == 2 * ratios)
 
 
 def test_c2a_rejects_the_constant_norm_recursion(aligned):
@@ -270,8 +461,9 @@ def test_c2b_rejects_the_constant_norm_recursion(aligned):
     assert not _c2(aligned, variant(theory, aligned_recursion=theory.wrong_aligned_recursion))[1].passed
 
 
-def test_c2c_rejects_the_budget_without_factor_two(aligned):
-    assert not _c2(aligned, variant(theory, spectral_budget=theory.wrong_spectral_budget))[2].passed
+def test_c2c_rejects_the_budget_without_factor_two(aligned, transformer):
+    wrong = variant(theory, spectral_budget=theory.wrong_spectral_budget)
+    assert not _c2(aligned, wrong, tf_run=transformer["grow"])[2].passed
 
 
 def test_c2d_rejects_a_budget_twice_too_large(aligned):

@@ -28,7 +28,18 @@ CHAPTER = Chapter(
               high=4.0),
         Param("w0_scale", 1.0, "float", "Frobenius norm of the noise model's start W_0", low=0.25, high=4.0),
         Param("T_muon", 256, "int", "steps of the Muon run (C6; 4 of the S runs)", low=64, high=2048),
-        Param("T_autograd", 256, "int", "steps of the autodiff runs of the noise model (C1)", low=32, high=2048),
+        Param("T_autograd", 256, "int", "steps of the autodiff runs of the noise model (C4b)", low=32, high=2048),
+        Param("vocab", 16, "int", "vocabulary of the Transformer's Markov-chain language (C1, C2c)", low=4, high=64),
+        Param("d_model", 32, "int", "width of the Transformer; W_Q, W_K, W_V, W_O are d_model x d_model", low=8,
+              high=48),
+        Param("seq", 16, "int", "context length of the Transformer", low=4, high=64),
+        Param("batch", 32, "int", "sequences per SGD minibatch of the Transformer", low=4, high=128),
+        Param("T_tf", 400, "int", "SGD steps of each Transformer run", low=50, high=2000),
+        Param("lr_tf", 0.3, "float", "the Transformer's SGD learning rate", low=0.01, high=1.0),
+        Param("lam_tf", 0.01, "float", "decoupled weight decay of the Transformer's second run", low=0.001,
+              high=0.1),
+        Param("w0_tf", 1.0, "float", "Frobenius norm of each raw attention matrix at the start (sets the first "
+              "effective step lr / ||W||^2)", low=0.25, high=4.0),
     ),
     alternatives={
         "A": {"seed": 1, "r": 16, "kappa_small": 0.1, "d": 8, "B": 8, "eta": 0.1, "lam": 0.005},
@@ -49,8 +60,9 @@ CHAPTER = Chapter(
         "by the Hellinger variation of the spectrum"
     ),
     checks=(
-        "A normalised linear layer: exact norm and angle identities, the sharp budget and the loss-spectrum "
-        "bound against the exact 2-D recursion, the t^(1/4) exponent, the weight-decay equilibrium and its "
-        "(eta, lam) invariance, and the universal bound for Muon updates"
+        "A tiny causal attention language model with weight-normalised W_Q, W_K, W_V, W_O: the exact norm and "
+        "angle identities and the budget per matrix; a normalised linear layer: the sharp budget and the "
+        "loss-spectrum bound against the exact 2-D recursion, the t^(1/4) exponent, the weight-decay "
+        "equilibrium and its (eta, lam) invariance, and the universal bound for Muon updates"
     ),
 )

@@ -23,33 +23,59 @@ Theory = ModuleType | SimpleNamespace
 ALPHA = 1e-3  # the book's false-alarm level per claim
 EPS = float(np.finfo(float).eps)
 H_GATE = 1e-6  # steps with H(p_t, p_{t+1}) below this are too small for a ratio of differences
-IDENTITY_TOL = 1e-12  # a sum of <= d^2 = 576 squares has relative rounding <= d^2 u < 7e-14
+IDENTITY_TOL = 1e-12  # the floor of the identity tolerances (a sum of d^2 squares rounds at <= d^2 u)
 
 
 def _finite_or_nan(x: float) -> float:
     return float(x) if np.isfinite(x) else float("nan")
 
 
+def _nanmax(parts: Sequence[np.ndarray]) -> float:
+    """The largest entry of all ``parts`` together, NaN if any entry is NaN or there is none (np.max keeps NaN,
+    while Python's max(a, nan) returns a: a NaN must make a claim fail, never vanish)."""
+    flat = np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in parts]) if len(parts) else np.array([])
+    return float(np.max(flat)) if flat.size else float("nan")
+
+
 # ---------------------------------------------------------------- C1: the exact norm and angle identities
 
 
 def norm_residuals(run: dict, eta: float, lam: float, *, theory: Theory = _theory) -> np.ndarray:
-    """|R_{t+1} - theory.next_sq_norm(R_t, ghat_t^2)| / R_{t+1} for every step and seed of a run."""
+    """|R_{t+1} - theory.next_sq_norm(R_t, ghat_t^2)| / R_{t+1} for every step and matrix of a run."""
     R = run["R"]
     pred = theory.next_sq_norm(R[:-1], run["ghat2"], eta, lam)
     return np.abs(R[1:] - pred) / R[1:]
 
 
-def claim_norm_identity(name: str, runs: Sequence[tuple[dict, float, float]], *,
-                        theory: Theory = _theory) -> Claim:
-    """C1a: ||W_{t+1}||^2 = (1 - eta lam)^2 ||W_t||^2 + eta^2 ghat_t^2 / ||W_t||^2 at every step of every run.
+def identity_tolerance(d: int) -> float:
+    """Rounding model of the norm identity for d x d matrices (u = eps / 2).
 
-    ``runs``: (run, eta, lam) triples. Measured: the largest relative residual; predicted 0 within the
-    rounding of a sum of d^2 squares (IDENTITY_TOL).
+    Each of R_t, R_{t+1}, ghat_t^2 is a float64 sum of d^2 squares (relative error <= d^2 u, even summed one by
+    one) and the update adds a few u. Two further terms: ghat_t^2 comes from a second autodiff pass at What_t,
+    so the rounding of two gradient evaluations, |R_t ||g_t||^2 / ghat_t^2 - 1| (measured below 1e-13), enters
+    the residual multiplied by sin^2 dtheta_t <= 1 (not small: tan dtheta_t exceeds 1 in the weight-decay run);
+    and the radial part of a computed gradient is a cancellation of size d^2 u relative to the upstream
+    gradient dL/dW_eff, amplified by ||dL/dW_eff|| / ||its tangential part|| when that is nearly radial (about
+    1.07 at the defaults). 4 d^2 u, and never below 1e-12; over the allowed d_model <= 48 the floor is what
+    applies except at d_model = 48 (4 d^2 u = 1.02e-12). Measured residuals are about 4e-16."""
+    return max(IDENTITY_TOL, 4 * d**2 * EPS / 2)
+
+
+def claim_norm_identity(name: str, runs: Sequence[tuple[dict, float, float]], d: int, *,
+                        theory: Theory = _theory) -> Claim:
+    """C1a: ||W_{t+1}||^2 = (1 - eta lam)^2 ||W_t||^2 + eta^2 ghat_t^2 / ||W_t||^2 and <g_t, W_t> = 0 at every step
+    of every run, for every matrix.
+
+    ``runs``: (run, eta, lam) triples; a run holds R (T+1, k), ghat2 (T, k) and radial (T, k) =
+    |<g_t, W_t>| / (||g_t|| ||W_t||). Measured: the larger of the largest relative residual of the identity and
+    the largest radial cosine; predicted 0 within the rounding model ``identity_tolerance(d)``.
     """
-    res = max(float(np.max(norm_residuals(run, eta, lam, theory=theory))) for run, eta, lam in runs)
-    return check_absolute(name, _finite_or_nan(res), 0.0, IDENTITY_TOL, fp=True,
-                          why="exact identity; float64 sums of d^2 squares round at < d^2 u")
+    res = _nanmax([norm_residuals(run, eta, lam, theory=theory) for run, eta, lam in runs])
+    radial = _nanmax([run["radial"] for run, _, _ in runs])
+    return check_absolute(name, _finite_or_nan(_nanmax([[res, radial]])), 0.0, identity_tolerance(d), fp=True,
+                          why="exact identity and orthogonality; float64 sums of d^2 squares round at < d^2 u, "
+                              "two gradient evaluations at < 1e-13 relative (times sin^2 dtheta <= 1)"
+                          ).with_details(res=res, radial=radial)
 
 
 def claim_angle_identity(name: str, runs: Sequence[tuple[dict, float, float]], d: int, *,
@@ -59,11 +85,11 @@ def claim_angle_identity(name: str, runs: Sequence[tuple[dict, float, float]], d
     The perpendicular part ||W_{t+1} - <W_{t+1}, What_t> What_t|| loses digits by cancellation, relative
     error <= d^2 u / tan; the tolerance is 100 times that bound at the smallest measured tan.
     """
-    worst, tmin = 0.0, np.inf
-    for run, eta, lam in runs:
-        pred = theory.angular_step_tan(run["R"][:-1], run["ghat2"], eta, lam)
-        worst = max(worst, float(np.max(np.abs(run["tan"] / pred - 1))))
-        tmin = min(tmin, float(np.min(run["tan"])))
+    worst = _nanmax([np.abs(run["tan"] / theory.angular_step_tan(run["R"][:-1], run["ghat2"], eta, lam) - 1)
+                     for run, eta, lam in runs])
+    tmin = -_nanmax([-np.asarray(run["tan"]) for run, _, _ in runs])
+    if not (np.isfinite(tmin) and tmin > 0):  # no usable measured step: the claim fails, it does not crash
+        worst, tmin = float("nan"), float("inf")
     tol = 100 * d**2 * EPS / tmin
     return check_absolute(name, _finite_or_nan(worst), 0.0, tol, fp=True,
                           why="exact identity; cancellation in the perpendicular part, <= d^2 u / tan"
@@ -106,13 +132,14 @@ def claim_norm_path(name: str, gds: Sequence[dict], starts: Sequence[tuple[float
 
     fp: R_t is a product of t factors 1 / cos^2, relative error <= 4 t u; tolerance 1e-10 (T <= 5000).
     """
-    worst = 0.0
+    gaps = []
     for gd, start, eta, a in zip(gds, starts, etas, alphas, strict=True):
         T = gd["norm"].size - 1
         R, _ = predicted_path(start, eta, a, T, theory=theory)
         if np.shape(R) != gd["norm"].shape:
             return check_absolute(name, float("nan"), 0.0, 1e-10, fp=True, why="shape mismatch")
-        worst = max(worst, float(np.max(np.abs(gd["norm"] ** 2 / R - 1))))
+        gaps.append(np.abs(gd["norm"] ** 2 / R - 1))
+    worst = _nanmax(gaps)
     return check_absolute(name, _finite_or_nan(worst), 0.0, 1e-10, fp=True,
                           why="exact recursion; products of T rounded factors")
 
@@ -128,13 +155,31 @@ def budget_efficiency(V: np.ndarray) -> np.ndarray:
     return np.where(x > 0, eff, 1.0)
 
 
-def claim_budget_bound(name: str, gd: dict, *, theory: Theory = _theory) -> Claim:
-    """C2c: sum_t V_t^2 <= 2 log(||W_T|| / ||W_0||), and the ratio (details) is close to 1 when kappa is small."""
+def transformer_budget_ratios(run: dict, *, theory: Theory = _theory) -> np.ndarray:
+    """Per attention matrix of a lam = 0 Transformer run: sum_t V_t^2 / theory.spectral_budget(||W_0||, ||W_T||)."""
+    V2 = np.sum(np.sum(np.diff(run["sqrt_p"], axis=0) ** 2, axis=2), axis=0)
+    n = np.sqrt(run["R"])
+    bound = np.array([float(theory.spectral_budget(n[0, m], n[-1, m])) for m in range(n.shape[1])])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return V2 / bound
+
+
+def claim_budget_bound(name: str, gd: dict, tf_run: dict | None = None, *, theory: Theory = _theory) -> Claim:
+    """C2c: sum_t V_t^2 <= 2 log(||W_T|| / ||W_0||) on the aligned run and, with ``tf_run`` (a lam = 0 run of
+    the Transformer with spectra), on each of its attention matrices. Measured: the largest ratio
+    sum_t V_t^2 / budget (the aligned run's is close to 1 when kappa is small); bound 1, 1e-12 for rounding.
+    Only the aligned part has power against a wrong constant: the Transformer's ratios are a few hundredths,
+    so there the claim checks the direction of the bound only."""
     meas = float(np.sum(measured_steps_sq(gd)))
     bound = float(theory.spectral_budget(gd["norm"][0], gd["norm"][-1]))
-    c = check_upper(name, meas, _finite_or_nan(bound), rtol=1e-12,
-                    why="proved bound; 1e-12 relative for rounding")
-    return c.with_details(ratio=meas / bound if bound else float("nan"))
+    ratio = meas / bound if bound else float("nan")
+    tf = transformer_budget_ratios(tf_run, theory=theory) if tf_run is not None else np.array([])
+    ratios = np.concatenate([[ratio], tf])
+    worst = float(np.max(ratios)) if np.all(np.isfinite(ratios)) and np.all(ratios >= 0) else float("nan")
+    c = check_upper(name, worst, 1.0, rtol=1e-12,
+                    why="proved bound; 1e-12 relative for rounding; the Transformer part checks only the direction "
+                        "of the bound (its ratios are far below 1: a budget without its factor 2 passes there)")
+    return c.with_details(ratio=ratio, tf_ratios=tf)
 
 
 def claim_budget_attained(name: str, gd: dict, *, theory: Theory = _theory) -> Claim:
@@ -222,7 +267,7 @@ def claim_invariance(name: str, run: dict, run_scaled: dict, c: float, *, theory
     u = W / np.sqrt(np.sum(W**2, axis=(1, 2)))[:, None, None]
     u2 = W2 / np.sqrt(np.sum(W2**2, axis=(1, 2)))[:, None, None]
     gap_dir = float(np.max(np.abs(u2 - u)))
-    return check_absolute(name, _finite_or_nan(max(gap_norm, gap_dir)), 0.0, IDENTITY_TOL, fp=True,
+    return check_absolute(name, _finite_or_nan(_nanmax([[gap_norm, gap_dir]])), 0.0, IDENTITY_TOL, fp=True,
                           why="exact in binary for c a power of 4").with_details(gap_norm=gap_norm, gap_dir=gap_dir)
 
 
@@ -232,8 +277,8 @@ def claim_invariance(name: str, run: dict, run_scaled: dict, c: float, *, theory
 def claim_loss_spectrum(name: str, gds: Sequence[dict], alphas: Sequence[float], *,
                         theory: Theory = _theory) -> Claim:
     """C5a: L_t (from the matrices) = alpha^2 H^2(p_t, p*) (from the SVDs) at every step; max |gap| / alpha^2."""
-    gap = max(float(np.max(np.abs(gd["loss"] - theory.loss_from_spectrum(a, gd["H_star"])))) / a**2
-              for gd, a in zip(gds, alphas, strict=True))
+    gap = _nanmax([np.abs(gd["loss"] - theory.loss_from_spectrum(a, gd["H_star"])) / a**2
+                   for gd, a in zip(gds, alphas, strict=True)])
     return check_absolute(name, _finite_or_nan(gap), 0.0, IDENTITY_TOL, fp=True,
                           why="exact identity; rounding of r-term sums")
 
@@ -249,13 +294,14 @@ def claim_root_loss_ratio(name: str, gds: Sequence[dict], starts: Sequence[tuple
                           etas: Sequence[float], alphas: Sequence[float], *, theory: Theory = _theory) -> Claim:
     """C5b: rho_t = (sqrt L_t - sqrt L_{t+1}) / (alpha H_t) equals the closed form of the recursion on every
     step with H_t > 1e-6 (SVD backward error 1e-15 / 1e-6 leaves 1e-9; tolerance 1e-8)."""
-    worst = 0.0
+    gaps = []
     for gd, start, eta, a in zip(gds, starts, etas, alphas, strict=True):
         drl, H = root_loss_steps(gd, a)
         keep = H > H_GATE
         _, phi = predicted_path(start, eta, a, H.size, theory=theory)
         pred = theory.root_loss_ratio(phi)
-        worst = max(worst, float(np.max(np.abs(drl[keep] / (a * H[keep]) - pred[keep]))))
+        gaps.append(np.abs(drl[keep] / (a * H[keep]) - pred[keep]))
+    worst = _nanmax(gaps)
     return check_absolute(name, _finite_or_nan(worst), 0.0, 1e-8, fp=True,
                           why="exact closed form; SVD rounding over H_t > 1e-6")
 
@@ -264,11 +310,12 @@ def claim_root_loss_bound(name: str, gds: Sequence[dict], alphas: Sequence[float
                           theory: Theory = _theory) -> Claim:
     """C5c: max_t (sqrt L_t - sqrt L_{t+1}) / bound_t = 1 with bound_t = alpha H(p_t, p_{t+1}): the bound holds
     and is attained in the slow phase (rho_t -> 1 as phi_t -> 0; 1 - rho_t < 1e-9 once H_t ~ 1e-6)."""
-    worst = -np.inf
+    ratios = []
     for gd, a in zip(gds, alphas, strict=True):
         drl, H = root_loss_steps(gd, a)
         keep = H > H_GATE
-        worst = max(worst, float(np.max(drl[keep] / theory.root_loss_step_bound(a, H[keep]))))
+        ratios.append(drl[keep] / theory.root_loss_step_bound(a, H[keep]))
+    worst = _nanmax(ratios)
     return check_absolute(name, _finite_or_nan(worst), 1.0, 1e-8,
                           why="proved bound, attained as phi -> 0; 1e-8 for SVD rounding over H_t > 1e-6")
 
