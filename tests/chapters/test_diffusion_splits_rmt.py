@@ -351,7 +351,8 @@ def runs():
     with threadpool_limits(1):  # one core: batched eigh/matmul thrash when BLAS threads compete
         return model.run_sizes(model.SplitDesign.from_params(D),
                                rngs=[rng_for(D["seed"], "datasets", t) for t in ("P", "2P")],
-                               input_rngs=[rng_for(D["seed"], "C2-input", t) for t in ("P", "2P")])
+                               input_rngs=[rng_for(D["seed"], "C2-input", t) for t in ("P", "2P")],
+                               mean_rngs=[rng_for(D["seed"], "C2-centered", t) for t in ("P", "2P")])
 
 
 def test_split_design_and_run_sizes_bad_input():
@@ -360,6 +361,9 @@ def test_split_design_and_run_sizes_bad_input():
     assert design.a == D["sigma_min"] ** 2 and design.b == D["sigma_max"] ** 2
     with pytest.raises(ValueError, match="two dataset streams"):
         model.run_sizes(design, rngs=[rng_for(0, "x")], input_rngs=[rng_for(0, "y")])
+    with pytest.raises(ValueError, match="two mean streams"):
+        model.run_sizes(design, rngs=[rng_for(0, "x")] * 2, input_rngs=[rng_for(0, "y")] * 2,
+                        mean_rngs=[rng_for(0, "z")])
     with pytest.raises(ValueError, match="one random stream per size"):
         model.rate_experiment(d=10, ns=[20, 40], pairs=5, sigma2=0.05, spectrum="logunif", s_max=4.0, s_decay=5.0,
                               input_rng=rng_for(0, "x"), rngs=[rng_for(0, "y")])
@@ -449,6 +453,71 @@ def test_mutation_C2_own_direction(runs):
     for wrong in (theory.wrong_rankone_dropped, theory.wrong_rankone_unamplified):
         bad = variant(theory, rankone_term=wrong)
         assert not claims.claim_own_direction("C2b", run_P, run_2P, pooled=True, theory=bad).passed
+
+
+def test_mutation_C2_centered_rejects_the_known_mean_formula(runs):
+    """The mean's own term: right theory passes; the known-mean formula (term 0) and the unamplified term fail,
+    the former without dividing by zero."""
+    run_P, run_2P = runs
+    claim = claims.claim_centered("C2c", run_P, run_2P)
+    assert claim.passed and claim.details["r_inf"].shape == (1,)
+    known_mean = variant(theory, centered_mean_term=theory.wrong_centered_mean_ignored)
+    wrong = claims.claim_centered("C2c", run_P, run_2P, theory=known_mean)
+    assert not wrong.passed
+    assert_allclose(wrong.details["r_p"], [-1.0]) and assert_allclose(wrong.details["r_inf"], [-1.0])
+    unamp = variant(theory, centered_mean_term=theory.wrong_centered_mean_unamplified)
+    bad = claims.claim_centered("C2c", run_P, run_2P, theory=unamp)
+    assert not bad.passed
+    assert abs(bad.measured - 1) > 10 * claim.details["se_inf"][0]
+
+
+def test_centered_totals_are_the_sum_of_the_two_checked_parts(runs):
+    """Illustration of part (c): the centered totals of top, mid and flat match bulk + mean term."""
+    ex = claims.centered_totals(*runs)
+    z = ex["r_inf"] / ex["se_inf"]
+    assert ex["r_inf"].shape == (4,) and np.all(np.abs(z[1:]) < 3.29)
+    with pytest.raises(ValueError, match="centered model"):
+        claims.centered_mean_ratio(model.simulate_splits(
+            model.logunif_spectrum(6), 12, 5, rng_for(4, "x"), sigma2_list=[0.05], sigma2_fluct=0.05,
+            inputs=np.eye(6)[:2], a=0.01, b=1.0))
+
+
+def test_wrong_centered_mean_unamplified_is_the_term_without_amplification():
+    s, n, lam = model.logunif_spectrum(40), 80, 0.05
+    kap = theory.kappa(lam, s, n)
+    assert_allclose(theory.wrong_centered_mean_unamplified(s, kap, n, n + 1) * theory.amplification(s, kap, n),
+                    theory.centered_mean_term(s, kap, n, n + 1), rtol=1e-12)
+
+
+def test_centered_mean_term_is_the_ridge_bias_over_N():
+    s, n, lam = model.logunif_spectrum(40), 80, 0.05
+    kap = theory.kappa(lam, s, n)
+    g = 1 / (s + kap)
+    assert_allclose(theory.centered_mean_term(s, kap, n, n + 1),
+                    kap**2 * s * g**2 * theory.amplification(s, kap, n) / (n + 1), rtol=1e-12)
+    with pytest.raises(ValueError):
+        theory.centered_mean_term(s, kap, n, 0)
+
+
+def test_centered_shift_is_sigma2_R_xbar_and_leaves_the_other_features_alone():
+    """The centered model's output D_hat(y) + sigma^2 R xbar equals
+    xbar + Sigma_hat (Sigma_hat + sigma^2)^{-1}(y - xbar) computed directly, with xbar ~ N(0, Sigma/(n+1)) drawn
+    from its own stream, which changes no other feature."""
+    s = model.logunif_spectrum(6)
+    Y = model.fluct_inputs(s, 0.05, np.random.default_rng(3))
+    kw = dict(sigma2_list=[0.05], sigma2_fluct=0.05, inputs=Y, a=0.01, b=1.0)
+    run = model.simulate_splits(s, 12, 5, rng_for(4, "x"), mean_rng=rng_for(4, "m"), **kw)
+    plain = model.simulate_splits(s, 12, 5, rng_for(4, "x"), **kw)
+    assert_allclose(run.denoised, plain.denoised, rtol=0, atol=0)
+    assert plain.centered_shift is None and run.n_centered == 13
+    with pytest.raises(ValueError, match="centered model"):
+        plain.centered(0)
+    X = rng_for(4, "x").standard_normal((5, 12, 6)) * np.sqrt(s)  # the same datasets as sample_eigh draws
+    xbar = rng_for(4, "m").standard_normal((5, 6)) * np.sqrt(s / 13)
+    for r in range(5):
+        S = X[r].T @ X[r] / 12
+        direct = xbar[r] + S @ np.linalg.solve(S + 0.05 * np.eye(6), Y[1] - xbar[r])
+        assert_allclose(run.centered(1)[r], direct, atol=1e-10)
 
 
 def test_own_direction_statistic_without_a_bank_uses_the_named_inputs_only():

@@ -46,7 +46,8 @@ CHAPTER = Chapter(
     ),
     proves=(
         'Linear diffusion models trained on disjoint data splits: each sees a renormalized noise, and '
-        'their samples disagree by a fluctuation whose variance random-matrix theory gives in closed form'
+        'their denoisers disagree by a fluctuation whose variance random-matrix theory gives in closed form '
+        '(the disagreement of the generated samples is not treated)'
     ),
     checks=(
         'Gaussian data at finite sizes, extrapolated to the proportional limit, per spectral bin and for '

@@ -116,7 +116,10 @@ class SplitRun:
     denoised (reps, k, d): D_hat(y) at ``sigma2_fluct`` for each input row of ``inputs`` (the named inputs);
     bank_denoised (reps, B, d): the same for each row of ``bank`` (B random inputs, for the pooled claim);
     smap (reps, d): diag M_hat, the map of the whole trajectory b -> a; smid (reps, d): the same map stopped at
-    the trajectory's midpoint, b -> a_mid (see :func:`trajectory_midpoint`); ssqrt (reps, d): diag Sigma_hat^{1/2}.
+    the trajectory's midpoint, b -> a_mid (see :func:`trajectory_midpoint`); ssqrt (reps, d): diag Sigma_hat^{1/2};
+    centered_shift (reps, d) or None: sigma^2 R(sigma^2) xbar at ``sigma2_fluct`` for an independent
+    xbar ~ N(0, Sigma/N), N = n + 1: the centered model's output on N samples is ``denoised[:, k] + centered_shift``
+    (see :func:`simulate_splits`).
     """
 
     s: np.ndarray
@@ -133,6 +136,18 @@ class SplitRun:
     ssqrt: np.ndarray
     bank: np.ndarray
     bank_denoised: np.ndarray
+    centered_shift: np.ndarray | None = None
+
+    @property
+    def n_centered(self) -> int:
+        """N = n + 1: the samples of the centered model whose centered covariance has the law of Sigma_hat."""
+        return self.n + 1
+
+    def centered(self, k: int) -> np.ndarray:
+        """The centered model's denoiser outputs for named input k on each dataset, (reps, d)."""
+        if self.centered_shift is None:
+            raise ValueError("the centered model was not simulated (give simulate_splits a mean_rng)")
+        return self.denoised[:, k, :] + self.centered_shift
 
     @property
     def a_mid(self) -> float:
@@ -154,11 +169,18 @@ def _check_ab(a: float, b: float) -> None:
 
 def simulate_splits(s: ArrayLike, n: int, reps: int, rng: np.random.Generator, *, sigma2_list: Sequence[float],
                     sigma2_fluct: float, inputs: np.ndarray, a: float, b: float, bank: np.ndarray | None = None,
-                    chunk: int = 100) -> SplitRun:
+                    mean_rng: np.random.Generator | None = None, chunk: int = 100) -> SplitRun:
     """Simulate ``reps`` independent datasets (disjoint splits) and extract every feature the claims use.
 
     ``inputs`` (k, d) are the named inputs, ``bank`` (B, d) more inputs (none by default). Datasets are
     processed ``chunk`` at a time (memory); one eigh per dataset.
+
+    With ``mean_rng`` each dataset also serves the centered model (empirical mean) on N = n + 1 samples: its
+    centered covariance (1/n) sum_i (x_i - xbar)(x_i - xbar)^T has exactly the law of Sigma_hat from n rows
+    (Helmert, :func:`helmert_rows`), and its mean xbar ~ N(0, Sigma/N) is independent of it, so xbar is drawn
+    from ``mean_rng`` (a stream of its own: the other features do not change) and the centered denoiser
+    xbar + Sigma_hat (Sigma_hat + sigma^2)^{-1} (y - xbar) = D_hat(y) + sigma^2 R xbar is stored as the shift
+    sigma^2 R xbar.
     """
     s = _spectrum(s)
     reps = check_int("reps", reps, low=4)
@@ -172,7 +194,7 @@ def simulate_splits(s: ArrayLike, n: int, reps: int, rng: np.random.Generator, *
     if any(v <= 0 for v in sig) or sigma2_fluct <= 0:
         raise ValueError("noise levels must be > 0")
     a_mid = trajectory_midpoint(a, b)
-    shrink, den, smap, smid, ssqrt = [], [], [], [], []
+    shrink, den, smap, smid, ssqrt, shift = [], [], [], [], [], []
     done = 0
     while done < reps:
         c = min(chunk, reps - done)
@@ -182,12 +204,16 @@ def simulate_splits(s: ArrayLike, n: int, reps: int, rng: np.random.Generator, *
         smap.append(matrix_function_diag(ev, V, lambda x: np.sqrt((x + a) / (x + b))))
         smid.append(matrix_function_diag(ev, V, lambda x: np.sqrt((x + a_mid) / (x + b))))
         ssqrt.append(matrix_function_diag(ev, V, np.sqrt))
+        if mean_rng is not None:
+            xbar = mean_rng.standard_normal((c, s.size)) * np.sqrt(s / (n + 1))
+            z = np.einsum("rd,rdk->rk", xbar, V) * (sigma2_fluct / (ev + sigma2_fluct))
+            shift.append(np.einsum("rdk,rk->rd", V, z))
         done += c
     den_all = np.concatenate(den)
     return SplitRun(s, n, sig, float(sigma2_fluct), inputs, float(a), float(b), np.concatenate(shrink),
                     np.ascontiguousarray(den_all[:, :k]), np.concatenate(smap), np.concatenate(smid),
                     np.concatenate(ssqrt), bank,
-                    np.ascontiguousarray(den_all[:, k:]))
+                    np.ascontiguousarray(den_all[:, k:]), np.concatenate(shift) if shift else None)
 
 
 def sizes(d: int, gamma: float, reps: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
@@ -261,23 +287,29 @@ class SplitDesign:
 
 
 def run_sizes(design: SplitDesign, *, rngs: Sequence[np.random.Generator],
-              input_rngs: Sequence[np.random.Generator]) -> tuple[SplitRun, SplitRun]:
+              input_rngs: Sequence[np.random.Generator],
+              mean_rngs: Sequence[np.random.Generator] | None = None) -> tuple[SplitRun, SplitRun]:
     """The chapter's two simulated sizes P and 2P.
 
     ``rngs`` (two Generators, P then 2P) draw the datasets, ``input_rngs`` (two more) the random input
     of C2 and then the bank of ``bank_inputs`` random inputs; the four streams are independent (the notebook
     passes ``rng_for(seed, "datasets", "P")``, ``rng_for(seed, "datasets", "2P")``,
-    ``rng_for(seed, "C2-input", "P")``, ``rng_for(seed, "C2-input", "2P")``).
+    ``rng_for(seed, "C2-input", "P")``, ``rng_for(seed, "C2-input", "2P")``). ``mean_rngs`` (two more,
+    optional) draw the dataset means of the centered model (see :func:`simulate_splits`).
     """
     if len(rngs) != 2 or len(input_rngs) != 2:
         raise ValueError("run_sizes needs two dataset streams and two input streams (sizes P and 2P)")
+    if mean_rngs is not None and len(mean_rngs) != 2:
+        raise ValueError("run_sizes needs two mean streams (sizes P and 2P) for the centered model")
     out = []
-    for (n_, d_, r_), rng, input_rng in zip(design.sizes(), rngs, input_rngs, strict=True):
+    means = (None, None) if mean_rngs is None else tuple(mean_rngs)
+    for (n_, d_, r_), rng, input_rng, mean_rng in zip(design.sizes(), rngs, input_rngs, means, strict=True):
         s_ = make_spectrum(design.spectrum, d_, design.s_max, design.s_decay)
         Y_ = fluct_inputs(s_, design.sigma2_fluct, input_rng)
         bank_ = random_inputs(s_, design.sigma2_fluct, design.bank_inputs, input_rng)  # drawn after Y_
         out.append(simulate_splits(s_, n_, r_, rng, sigma2_list=design.sigma2_list,
-                                   sigma2_fluct=design.sigma2_fluct, inputs=Y_, a=design.a, b=design.b, bank=bank_))
+                                   sigma2_fluct=design.sigma2_fluct, inputs=Y_, a=design.a, b=design.b, bank=bank_,
+                                   mean_rng=mean_rng))
     return out[0], out[1]
 
 
@@ -410,7 +442,7 @@ def fixed_d_experiment(*, d: int, ns: Sequence[int], reps: int, sigma2: float, s
 
 
 # --------------------------------------------------------------------------------------------------
-# the estimated-mean remark
+# the centered model (estimated mean): part (a) of the proposition
 
 
 def helmert_rows(n: int) -> np.ndarray:

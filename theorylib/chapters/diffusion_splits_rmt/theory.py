@@ -141,6 +141,14 @@ def rankone_term(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> np.ndarray:
     return kap * s * g**2 * y * np.sqrt(amplification(s, kap, n) / n)
 
 
+def centered_mean_term(s: ArrayLike, kap: float, n: int, n_samples: int) -> np.ndarray:
+    """diag of the centered model's extra covariance sigma^4 E[R Sigma R]/N: the dataset mean xbar ~ N(0, Sigma/N) of
+    N samples enters the learned denoiser as sigma^2 R xbar, R the resolvent of the centered covariance (the law of
+    Sigma_hat from n = N - 1 rows). By Theorem 2 with A = Sigma it is kappa^2 s (s+kappa)^{-2} / (N (1 - df2/n))."""
+    n_samples = check_positive_int("n_samples", n_samples)
+    return np.diag(second_order_equivalent(s, kap, np.diag(_spectrum(s)), n)) / n_samples
+
+
 def split_pair_disagreement(total_variance: ArrayLike) -> np.ndarray:
     """E|D1(y) - D2(y)|^2 = 2 tr Cov_data D_hat(y) for two independent splits, exactly, at any n."""
     return 2.0 * np.asarray(total_variance, dtype=float)
@@ -290,6 +298,19 @@ def wrong_rankone_dropped(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> np.
     """Wrong: the covariance is c(y) G Sigma G alone, no rank-one term along Sigma G^2 y; right in the trace
     to O(1/d), off by a factor 2 along the input."""
     return np.zeros_like(_spectrum(s))
+
+
+def wrong_centered_mean_ignored(s: ArrayLike, kap: float, n: int, n_samples: int) -> np.ndarray:
+    """WRONG (C2, centered model): the known-mean formula, as if the dataset mean were exact (no sigma^4 E[R Sigma R]/N
+    term)."""
+    return np.zeros_like(_spectrum(s))
+
+
+def wrong_centered_mean_unamplified(s: ArrayLike, kap: float, n: int, n_samples: int) -> np.ndarray:
+    """WRONG (C2, centered model): the mean's term without the amplification, kappa^2 s (s+kappa)^{-2}/N (the plug-in
+    sigma^4 R Sigma R with E[R] replaced by its first-order equivalent)."""
+    s = _spectrum(s)
+    return kap**2 * s / (s + kap) ** 2 / check_positive_int("n_samples", n_samples)
 
 
 def wrong_disagreement_inverse_sqrt_n(s: ArrayLike, kap: float, y: ArrayLike, n: int) -> float:
