@@ -49,13 +49,11 @@ THRESHOLD_STUDY = {"defaults": 1.0, "A": 1.0, "B": 1.0}
 
 # Why C2 uses 800 runs per m: over seeds, the standardised slope error (s_hat - s_pred)/SE_boot had these
 # standard deviations (interpolated crossing times, m_list = [4, 6, 8, 12, 16], eps = 0.01, 1000 resamples),
-# and the bootstrap SE this coefficient of variation at 200 runs (seeds 0.., stream "C2"; runs simulated to a
-# horizon of 1.5 T(eps)).
-RATE_SE_STUDY = {"R200_seeds": 80, "R200_z_sd": 1.131, "R200_se_cv": 0.16, "R800_seeds": 60, "R800_z_sd": 0.891}
-# A replication with the current rate_study (the same statistic and distribution; other draws, since the
-# bootstrap weights and the runs now use separate child streams and the runs go on until every curve has
-# crossed): z sd 1.145 over seeds 0..79 at 200 runs (SE cv 0.17), 1.115 over seeds 0..59 at 800 runs (SE cv
-# 0.09); no |z| > 3.29 in either. Pooled with the study above, z sd about 1.0 at 800 runs.
+# and the bootstrap SE this coefficient of variation (seeds 0.., stream "C2"; rate_study as in the notebook:
+# one child stream per m for the runs and one for the bootstrap weights, every run simulated until its curve
+# has crossed). No |z| > 3.29 in either. An earlier study with a shared stream and a horizon of 1.5 T(eps)
+# gave 1.131 (80 seeds) at 200 runs and 0.891 (60 seeds) at 800.
+RATE_SE_STUDY = {"R200_seeds": 80, "R200_z_sd": 1.145, "R200_se_cv": 0.17, "R800_seeds": 60, "R800_z_sd": 1.115}
 
 # Why C2b's bootstrap SE of log T_hat(eps) is trusted: over seeds 0..59 at the defaults (rate_study as in the
 # notebook, stream "C2"), the z_m = (log T_hat_m - log tau_m)/SE_m had standard deviations between these
