@@ -1,5 +1,7 @@
 """Tests of chapter 'alpha-divergence-rff-critic': the theory, the model, and one mutation test per claim."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import optimize
@@ -362,3 +364,50 @@ def test_interior_design_gives_up_after_max_draws():
                                                  rng_for(0, "t-design"), max_draws=3)
     assert draws == 3
     np.testing.assert_allclose(np.linalg.norm(theta), 0.05, rtol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def radius_data():
+    W, FPp, FQp = _features(16, 200_000, 0, "t-C2pop")
+    radii = [0.1, 0.3]
+    thetas = [model.solve_ball(FPp, FQp, r, 0.5)[0] for r in radii]
+    est = np.array([model.replicate_estimates(2000, 300, W, MP, SP, r, 0.5, th, rng_for(0, "t-C2c", f"{r}"))[0]
+                    for r, th in zip(radii, thetas, strict=True)]).T
+    return thetas, FPp, FQp, est
+
+
+def test_claim_c2c_holds_and_rejects_radius_free_and_dropped_q_term(radius_data):
+    thetas, FPp, FQp, est = radius_data
+    assert claims.claim_sharp_variance_radii("C2c", est, 2000, thetas, FPp, FQp, 0.5).passed
+    for wrong_fn in (theory.wrong_asymptotic_variance_radius_free, theory.wrong_asymptotic_variance):
+        wrong = variant(theory, asymptotic_variance=wrong_fn)
+        assert not claims.claim_sharp_variance_radii("C2c", est, 2000, thetas, FPp, FQp, 0.5, theory=wrong).passed
+
+
+def test_claim_c2c_fails_when_one_radius_is_off(radius_data):
+    # a prediction wrong at a single radius (by a factor 2) must fail the family claim
+    thetas, FPp, FQp, est = radius_data
+    calls = iter([1.0, 2.0])
+    wrong = variant(theory, asymptotic_variance=lambda *a: next(calls) * theory.asymptotic_variance(*a))
+    assert not claims.claim_sharp_variance_radii("C2c", est, 2000, thetas, FPp, FQp, 0.5, theory=wrong).passed
+
+
+def test_small_radius_variance_is_the_limit_of_the_sharp_constant():
+    # corollary: sigma_inf^2(R)/R^2 -> s_0^2 with an O(R) error; at R = 1e-3 the relative gap is O(1e-3)
+    _, FPp, FQp = _features(16, 50_000, 0, "t-s0")
+    s0 = theory.small_radius_variance(FPp, FQp)
+    gaps = []
+    for r in (1e-2, 1e-3):
+        th = model.solve_ball(FPp, FQp, r, 0.5)[0]
+        gaps.append(abs(theory.asymptotic_variance(th, FPp, FQp, 0.5) / r**2 / s0 - 1))
+    assert gaps[1] < 5e-3
+    assert gaps[1] < gaps[0] / 3  # the gap shrinks with R (first order)
+
+
+@pytest.mark.parametrize("bad", [0.0, np.nan, np.inf, -1.0])
+def test_claim_c2c_fails_cleanly_on_a_degenerate_prediction(radius_data, bad):
+    thetas, FPp, FQp, est = radius_data
+    wrong = variant(theory, asymptotic_variance=lambda *a: bad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not claims.claim_sharp_variance_radii("C2c", est, 2000, thetas, FPp, FQp, 0.5, theory=wrong).passed

@@ -69,6 +69,26 @@ def wrong_asymptotic_variance(theta: np.ndarray, FP: np.ndarray, FQ: np.ndarray,
     return float(np.var(FP @ theta))
 
 
+def wrong_asymptotic_variance_radius_free(theta: np.ndarray, FP: np.ndarray, FQ: np.ndarray, alpha: float) -> float:
+    """A wrong theory: a statistical error that does not shrink with the radius.
+
+    The sharp law evaluated at the unit critic theta/||theta||, as if the scale of the critic were set by the
+    data rather than by R.
+    """
+    return asymptotic_variance(theta / np.linalg.norm(theta), FP, FQ, alpha)
+
+
+def small_radius_variance(FP: np.ndarray, FQ: np.ndarray) -> float:
+    """s_0^2 = Var_P(u_0^T phi) + Var_Q(u_0^T phi), u_0 = m/||m||, m = E_P phi - E_Q phi.
+
+    The limit of sigma_inf^2(R)/R^2 as R -> 0 (small-radius corollary): the maximizer turns towards the mean
+    difference of the features and f* is the identity to first order (f*(0) = 0, f*'(0) = 1).
+    """
+    m = FP.mean(axis=0) - FQ.mean(axis=0)
+    u = m / np.linalg.norm(m)
+    return float(np.var(FP @ u) + np.var(FQ @ u))
+
+
 def statistical_exponent() -> float:
     """The statistical error sd(D_hat_n) scales as n^{-1/2} (sharp law)."""
     return -0.5
