@@ -17,7 +17,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from theorylib.chapters.attention_query_learning import CHAPTER, model, model_runs, theory, tolerances
 from theorylib.chapters.attention_query_learning import claims as cl
 from theorylib.core import rng_for
-from theorylib.core.theory import variant
+from theorylib.core.theory import nan_after_first, variant
 
 P = CHAPTER.validate(CHAPTER.defaults())
 PACKAGE = Path(cl.__file__).parent
@@ -455,8 +455,6 @@ def test_mutation_c3_wrong_jacobians(noise_run, which):
     for i in range(len(P.n_list)):
         assert cl.claim_noise_mse("C3", noise_run, i).passed
         assert not cl.claim_noise_mse("C3", noise_run, i, theory=wrong).passed
-
-
 
 
 def test_noisy_oracle_count_by_design(noise_run):
@@ -1006,3 +1004,8 @@ def test_a_priori_bound_dominates_certificate_and_errors(s):
         # and the first-order coefficient of the bound is above the attained one, ||J_ab||_1
         assert 8 * (2 * (1 + (1 + W1) / s)) / rho0 >= float(np.max(theory.first_order_jacobian(A, u, s=s).l1()))
     assert a_priori_bound(1.0, 4, 1.0, 1.0, s) == math.inf
+
+
+def test_a_nan_prediction_fails_c1a(full_runs):
+    nan = variant(theory, recovered_matrix=nan_after_first(theory.recovered_matrix))
+    assert not cl.claim_full_recovery("C1a", full_runs, theory=nan).passed

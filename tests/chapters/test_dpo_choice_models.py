@@ -18,7 +18,7 @@ from theorylib.chapters.dpo_choice_models.model_links import (
     score_terms,
 )
 from theorylib.core import rng_for
-from theorylib.core.theory import variant
+from theorylib.core.theory import nan_after_first, variant
 
 DEF = CHAPTER.defaults()
 
@@ -402,3 +402,14 @@ def test_limit_fit_removes_a_one_over_n_bias():
     biased = model.RateRun("syn", "probit", Loss(), Ns, h_hat + 0.05 * np.array([1, -1, 0, 0]),
                            np.zeros(3, dtype=int), h - h.mean())
     assert not cl.claim_limit("C3e", biased, h).passed
+
+
+def test_a_nan_prediction_fails_the_c2_claims(setting):
+    r, _ = setting
+    runs = model.path_runs(r)
+    nan = variant(theory, link_transfer=nan_after_first(theory.link_transfer))
+    assert not cl.claim_path_transfer("C2a", runs, theory=nan).passed
+    pg, gg = tuple(DEF["p_grid"]), tuple(DEF["gamma_grid"])
+    gaps, bounds = model.margin_gaps(pg, gg)
+    nan = variant(theory, margin_cdf=nan_after_first(theory.margin_cdf))
+    assert not cl.claim_margin_gap("C2b", pg, gg, gaps, bounds, theory=nan).passed

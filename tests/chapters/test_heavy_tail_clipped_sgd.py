@@ -9,7 +9,7 @@ from scipy import integrate, stats
 
 from theorylib.chapters.heavy_tail_clipped_sgd import claims, model, theory
 from theorylib.core import rng_for
-from theorylib.core.theory import variant
+from theorylib.core.theory import nan_after_first, variant
 
 LAM = 1.0
 
@@ -465,3 +465,14 @@ def test_c6_holds_and_rejects_its_wrong_theory():
     assert claims.claim_sampling_exponent("C6", S, ns, 1.5, 0.5).passed
     wrong = variant(theory, sampling_exponent=theory.wrong_sampling_exponent)
     assert not claims.claim_sampling_exponent("C6", S, ns, 1.5, 0.5, theory=wrong).passed
+
+
+def test_a_nan_prediction_fails_the_c2_and_c3a_claims(c2_data, c3_data):
+    dv, u, t = zip(*c2_data, strict=True)
+    nan = variant(theory, stability_bound=nan_after_first(theory.stability_bound))
+    assert not claims.claim_stability_inequality("C2a", dv, u, t, theory=nan).passed
+    nan = variant(theory, stability_bound=nan_after_first(theory.stability_bound))
+    assert not claims.claim_stability_sharp("C2b", dv[2:], u[2:], t[2:], theory=nan).passed
+    gaps, n, tau, etas, ma, var = c3_data
+    nan = variant(theory, clipped_gap_bound=nan_after_first(theory.clipped_gap_bound))
+    assert not claims.claim_clipped_bound("C3a", gaps, tau, n, LAM, etas, ma, var, theory=nan).passed

@@ -11,7 +11,7 @@ import pytest
 from theorylib.chapters.lowrank_residual_coresets import CHAPTER, model, theory
 from theorylib.chapters.lowrank_residual_coresets import claims as cl
 from theorylib.core import rng_for
-from theorylib.core.theory import variant
+from theorylib.core.theory import nan_after_first, variant
 
 DEF = CHAPTER.defaults()
 
@@ -336,3 +336,11 @@ def test_c5_sensitivity_range_holds_and_rejects(c6_runs):
 def test_binomial_cap():
     assert cl.binomial_cap(3000, 0.05, 1) > 150
     assert cl.binomial_cap(3000, 0.05, 15) >= cl.binomial_cap(3000, 0.05, 1)
+
+
+def test_a_nan_prediction_fails_the_bound_claims(enum, c6_runs):
+    e, s2 = enum
+    nan_bound = variant(theory, volume_sampling_bound=nan_after_first(theory.volume_sampling_bound))
+    assert not cl.claim_volume_bound("x", e, s2, theory=nan_bound).passed
+    nan_range = variant(theory, sensitivity_range_bound=nan_after_first(theory.sensitivity_range_bound))
+    assert not cl.claim_sensitivity_range("x", c6_runs, theory=nan_range).passed

@@ -114,3 +114,36 @@ def test_bounds_with_a_relative_slack():
         C.check_upper("u", 1.0, 1.0, "why", tol=1e-3, rtol=1e-3)
     with pytest.raises(ValueError):
         C.check_lower("l", 1.0, 1.0, "why", tol=1e-3, rtol=1e-3)
+
+
+# ---- strict_max / strict_min: a NaN must reach the claim, never vanish -------------------------------
+
+def test_strict_max_keeps_nan_wherever_it_stands():
+    from theorylib.core.claims import strict_max, strict_min
+    nan = float("nan")
+    assert max([1.0, nan]) == 1.0  # the trap: Python's max drops a NaN that does not come first
+    for values in ([nan, 1.0, 2.0], [1.0, nan, 2.0], [1.0, 2.0, nan]):
+        assert np.isnan(strict_max(values))
+        assert np.isnan(strict_min(values))
+    parts = [np.array([1.0, 2.0]), np.array([[3.0], [nan]])]
+    assert np.isnan(strict_max(parts)) and np.isnan(strict_max(iter(parts)))
+
+
+def test_strict_max_and_min_values():
+    from theorylib.core.claims import strict_max, strict_min
+    parts = [np.array([1.0, -4.0]), 2.5, np.array([[0.5], [3.0]])]
+    assert strict_max(parts) == 3.0 and strict_min(parts) == -4.0
+    assert strict_max(np.array([[1.0, 7.0]])) == 7.0 and strict_min(np.array([[1.0, 7.0]])) == 1.0
+    assert strict_max(5) == 5.0 and strict_min(5) == 5.0
+    assert strict_max(x for x in [1.0, 2.0]) == 2.0
+    assert np.isnan(strict_max([])) and np.isnan(strict_min([]))
+    assert strict_max([np.inf, 1.0]) == np.inf and strict_min([-np.inf, 1.0]) == -np.inf
+
+
+def test_nan_after_first_breaks_from_the_second_call():
+    from theorylib.core.theory import nan_after_first
+    f = nan_after_first(lambda x: np.array([x, 2 * x]))
+    first = f(1.0)
+    assert np.array_equal(first, [1.0, 2.0])
+    second = f(1.0)
+    assert second.shape == (2,) and np.isnan(second).all()

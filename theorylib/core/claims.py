@@ -89,6 +89,27 @@ def _num(x: Any) -> float:
     return float(x)
 
 
+def strict_max(values: Any) -> float:
+    """The largest entry of ``values`` (a number, an array or an iterable of numbers and arrays), NaN if any
+    entry is NaN or there is none.
+
+    Python's ``max(a, nan)`` returns ``a`` (every comparison with NaN is false), so a NaN produced by a wrong
+    theory would vanish from a measured maximum and let its claim pass. A claim must fail on it instead."""
+    if isinstance(values, np.ndarray) or np.isscalar(values):
+        flat = np.ravel(np.asarray(values, dtype=float))
+    else:
+        parts = [np.ravel(np.asarray(v, dtype=float)) for v in values]
+        flat = np.concatenate(parts) if parts else np.array([], dtype=float)
+    return float(np.max(flat)) if flat.size else float("nan")
+
+
+def strict_min(values: Any) -> float:
+    """The smallest entry of ``values``, NaN if any entry is NaN or there is none (see :func:`strict_max`)."""
+    if isinstance(values, np.ndarray) or np.isscalar(values):
+        return -strict_max(-np.asarray(values, dtype=float))
+    return -strict_max([-np.asarray(v, dtype=float) for v in values])
+
+
 def z_critical(alpha: float) -> float:
     """Two-sided normal critical value: P(|Z| > z) = alpha (3.29 at alpha = 1e-3)."""
     _check_alpha(alpha)

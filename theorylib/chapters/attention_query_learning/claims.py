@@ -19,7 +19,7 @@ from types import ModuleType, SimpleNamespace
 
 import numpy as np
 
-from theorylib.core.claims import Claim, check_absolute, check_exact, check_upper, check_zscore
+from theorylib.core.claims import Claim, check_absolute, check_exact, check_upper, check_zscore, strict_max, strict_min
 from theorylib.core.rates import LogLogFit
 
 from . import theory as _theory
@@ -47,7 +47,7 @@ def claim_full_recovery(name: str, runs: Sequence[FullRun], *, theory: Theory = 
     of the runs' floating-point tolerances (``tolerances.fp_tolerance_full``)."""
     errors = [float(np.max(np.abs(run.A_hat - theory.recovered_matrix(run.A, run.u)))) for run in runs]
     tols = [tolerances.fp_tolerance_full(run.A, run.u, run.s) for run in runs]
-    return check_absolute(name, max(errors), 0.0, min(tols),
+    return check_absolute(name, strict_max(errors), 0.0, strict_min(tols),
                           "fp error model: 100 eps (max ||J_ab||_1 max(1,|f|) + max |D|)",
                           fp=True).with_details(errors=errors, tolerances=tols)
 

@@ -20,6 +20,7 @@ from theorylib.core.claims import (
     check_interval,
     check_upper,
     check_zscore,
+    strict_max,
 )
 from theorylib.core.rates import fit_loglog
 
@@ -109,7 +110,7 @@ def claim_path_transfer(name: str, runs: list[tuple[str, str, np.ndarray, np.nda
     """Path design: learned edge gaps against G^{-1}(F(gap of r*)), for every (F, G) run.
 
     ``runs``: (data link, loss link, reward gaps, learned gaps, error bound of the fit)."""
-    err = max(float(np.abs(dh - theory.link_transfer(dr, f, g)).max()) for f, g, dr, dh, _ in runs)
+    err = strict_max(np.abs(dh - theory.link_transfer(dr, f, g)) for f, g, dr, dh, _ in runs)
     tol = 2 * max(b for *_, b in runs) + FP_SLACK
     return check_upper(name, err, 0.0, tol=tol, fp=True,
                        why="a gap errs by at most twice the fit's first-order bound on h")
@@ -123,8 +124,7 @@ def claim_margin_gap(name: str, p_grid, gamma_grid, gaps: np.ndarray, bounds: np
     pred = np.array([[float(theory.margin_gap(p, g)) for g in gamma_grid] for p in p_grid])
     back = np.array([[float(theory.margin_cdf(gaps[a, b], g)) for b, g in enumerate(gamma_grid)]
                      for a in range(len(p_grid))])
-    err = max(float(np.abs(gaps - pred).max()),
-              float(np.abs(back - np.asarray(p_grid, dtype=float)[:, None]).max()))
+    err = strict_max([np.abs(gaps - pred), np.abs(back - np.asarray(p_grid, dtype=float)[:, None])])
     return check_upper(name, err, 0.0, tol=2 * float(bounds.max()) + FP_SLACK, fp=True,
                        why="a gap errs by at most twice the fit's first-order bound on h")
 
@@ -134,7 +134,7 @@ def claim_length(name: str, run: LengthRun, r: np.ndarray, alpha: float, *,
     """Length-corrected DPO learns r*, plain DPO r* + alpha l (both centered)."""
     e1 = np.abs(run.h_corrected - theory.length_limit(r, run.lengths, alpha, True)).max()
     e2 = np.abs(run.h_plain - theory.length_limit(r, run.lengths, alpha, False)).max()
-    return check_upper(name, float(max(e1, e2)), 0.0, tol=run.bound + FP_SLACK, fp=True,
+    return check_upper(name, strict_max([e1, e2]), 0.0, tol=run.bound + FP_SLACK, fp=True,
                        why="the fits' first-order error bound")
 
 

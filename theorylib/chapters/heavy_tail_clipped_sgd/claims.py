@@ -22,6 +22,7 @@ from theorylib.core.claims import (
     check_interval,
     check_lower,
     check_upper,
+    strict_max,
     z_critical,
 )
 
@@ -77,8 +78,8 @@ def ratios_to_bound(div: np.ndarray, bound: np.ndarray) -> np.ndarray:
 def claim_stability_inequality(name: str, divergences: Sequence[np.ndarray], used: Sequence[np.ndarray],
                                taus: Sequence[float], *, theory: Theory = _theory) -> Claim:
     """Every coupled run obeys ||w_T - w_T^(i)|| <= 2 tau sum_{t: i_t = i} eta_t (max ratio <= 1 + fp)."""
-    worst = max(float(ratios_to_bound(d, theory.stability_bound(t, u)).max())
-                for d, u, t in zip(divergences, used, taus, strict=True))
+    worst = strict_max(ratios_to_bound(d, theory.stability_bound(t, u))
+                       for d, u, t in zip(divergences, used, taus, strict=True))
     c = check_upper(name, worst, 1.0, why="pathwise bound; fp slack: nonexpansive steps do not amplify "
                                           "rounding", tol=FP_REL, fp=True)
     return c
@@ -88,8 +89,8 @@ def claim_grad_stability(name: str, grad_divs: Sequence[np.ndarray], used: Seque
                          taus: Sequence[float], d: int, *, theory: Theory = _theory) -> Claim:
     """Least squares: every coupled run obeys sup_z ||grad f(w_T; z) - grad f(w_T^(i); z)||
     <= d 2 tau sum_{t: i_t = i} eta_t (max ratio <= 1 + fp)."""
-    worst = max(float(ratios_to_bound(g, theory.grad_stability_bound(t, d, u)).max())
-                for g, u, t in zip(grad_divs, used, taus, strict=True))
+    worst = strict_max(ratios_to_bound(g, theory.grad_stability_bound(t, d, u))
+                       for g, u, t in zip(grad_divs, used, taus, strict=True))
     return check_upper(name, worst, 1.0, why="pathwise bound; fp slack: nonexpansive steps do not amplify "
                                              "rounding", tol=FP_REL, fp=True)
 
@@ -97,8 +98,8 @@ def claim_grad_stability(name: str, grad_divs: Sequence[np.ndarray], used: Seque
 def claim_stability_sharp(name: str, divergences: Sequence[np.ndarray], used: Sequence[np.ndarray],
                           taus: Sequence[float], *, theory: Theory = _theory) -> Claim:
     """The pathwise bound is attained exactly: the largest ratio over the coupled runs is >= 1 - fp."""
-    worst = max(float(ratios_to_bound(d, theory.stability_bound(t, u)).max())
-                for d, u, t in zip(divergences, used, taus, strict=True))
+    worst = strict_max(ratios_to_bound(d, theory.stability_bound(t, u))
+                       for d, u, t in zip(divergences, used, taus, strict=True))
     c = check_lower(name, worst, 1.0, why="equality on the runs whose replaced sample is clipped in "
                                           "opposite directions and whose later steps are clipped alike; "
                                           "fp slack as in the inequality (shown as 1 at 4 digits)",
@@ -131,7 +132,7 @@ def claim_clipped_bound(name: str, gaps: Sequence[np.ndarray], tau: float, n: in
         bounds.append(b)
         unclipped.append(theory.unclipped_gap_exact(ts, n, lam, etas))
     informative = all(b < u for b, u in zip(bounds, unclipped, strict=True))
-    c = check_upper(name, max(lower), 1.0, why=f"one-sided {z:.2f} SE lower confidence bounds (Bonferroni "
+    c = check_upper(name, strict_max(lower), 1.0, why=f"one-sided {z:.2f} SE lower confidence bounds (Bonferroni "
                                                "over the noises) below the bound")
     c = dataclasses.replace(c, alpha=alpha)
     return c.with_details(bounds=np.array(bounds), unclipped=np.array(unclipped), z=z,

@@ -20,6 +20,7 @@ from theorylib.core.claims import (
     check_chi2,
     check_interval,
     check_upper,
+    strict_max,
 )
 from theorylib.core.rates import fit_loglog, ols_slope
 
@@ -65,7 +66,7 @@ def claim_volume_bound(name: str, enum: dict[int, dict[str, float]], sig2: np.nd
                        theory: Theory = _theory) -> Claim:
     """The volume-sampling mean is at most (k+1) Phi_k: the largest ratio over k is <= 1."""
     ks = sorted(enum)
-    ratio = max(enum[k]["volume_mean"] / theory.volume_sampling_bound(sig2, k) for k in ks)
+    ratio = strict_max([enum[k]["volume_mean"] / theory.volume_sampling_bound(sig2, k) for k in ks])
     return check_upper(name, ratio, 1.0, tol=ENUM_RTOL,
                        why="a proved inequality, with the rounding budget of the enumeration").with_details(
         ratio=ratio)
@@ -230,6 +231,6 @@ def claim_sensitivity_range(name: str, runs: Sequence[EstimatorRun], *, theory: 
         pos = r.p > 0
         top = float(np.max(r.ell[pos] / (r.ell.size * r.p[pos])))
         ratios.append(top / theory.sensitivity_range_bound(r.mu, r.lam, r.q))
-    return check_upper(name, max(ratios), 1.0, tol=1e-12,
+    return check_upper(name, strict_max(ratios), 1.0, tol=1e-12,
                        why="a proved inequality, with room for rounding (~1e-15 relative)").with_details(
         ratios=np.array(ratios))

@@ -13,7 +13,7 @@ from types import ModuleType, SimpleNamespace
 import numpy as np
 from scipy import stats
 
-from theorylib.core.claims import Claim, check_absolute, check_lower, check_relative, check_upper
+from theorylib.core.claims import Claim, check_absolute, check_lower, check_relative, check_upper, strict_max
 from theorylib.core.rates import ols_slope
 
 from . import theory as _theory
@@ -28,13 +28,6 @@ IDENTITY_TOL = 1e-12  # the floor of the identity tolerances (a sum of d^2 squar
 
 def _finite_or_nan(x: float) -> float:
     return float(x) if np.isfinite(x) else float("nan")
-
-
-def _nanmax(parts: Sequence[np.ndarray]) -> float:
-    """The largest entry of all ``parts`` together, NaN if any entry is NaN or there is none (np.max keeps NaN,
-    while Python's max(a, nan) returns a: a NaN must make a claim fail, never vanish)."""
-    flat = np.concatenate([np.ravel(np.asarray(x, dtype=float)) for x in parts]) if len(parts) else np.array([])
-    return float(np.max(flat)) if flat.size else float("nan")
 
 
 # ---------------------------------------------------------------- C1: the exact norm and angle identities
@@ -70,9 +63,9 @@ def claim_norm_identity(name: str, runs: Sequence[tuple[dict, float, float]], d:
     |<g_t, W_t>| / (||g_t|| ||W_t||). Measured: the larger of the largest relative residual of the identity and
     the largest radial cosine; predicted 0 within the rounding model ``identity_tolerance(d)``.
     """
-    res = _nanmax([norm_residuals(run, eta, lam, theory=theory) for run, eta, lam in runs])
-    radial = _nanmax([run["radial"] for run, _, _ in runs])
-    return check_absolute(name, _finite_or_nan(_nanmax([[res, radial]])), 0.0, identity_tolerance(d), fp=True,
+    res = strict_max([norm_residuals(run, eta, lam, theory=theory) for run, eta, lam in runs])
+    radial = strict_max([run["radial"] for run, _, _ in runs])
+    return check_absolute(name, _finite_or_nan(strict_max([[res, radial]])), 0.0, identity_tolerance(d), fp=True,
                           why="exact identity and orthogonality; float64 sums of d^2 squares round at < d^2 u, "
                               "two gradient evaluations at < 1e-13 relative (times sin^2 dtheta <= 1)"
                           ).with_details(res=res, radial=radial)
@@ -85,9 +78,9 @@ def claim_angle_identity(name: str, runs: Sequence[tuple[dict, float, float]], d
     The perpendicular part ||W_{t+1} - <W_{t+1}, What_t> What_t|| loses digits by cancellation, relative
     error <= d^2 u / tan; the tolerance is 100 times that bound at the smallest measured tan.
     """
-    worst = _nanmax([np.abs(run["tan"] / theory.angular_step_tan(run["R"][:-1], run["ghat2"], eta, lam) - 1)
+    worst = strict_max([np.abs(run["tan"] / theory.angular_step_tan(run["R"][:-1], run["ghat2"], eta, lam) - 1)
                      for run, eta, lam in runs])
-    tmin = -_nanmax([-np.asarray(run["tan"]) for run, _, _ in runs])
+    tmin = -strict_max([-np.asarray(run["tan"]) for run, _, _ in runs])
     if not (np.isfinite(tmin) and tmin > 0):  # no usable measured step: the claim fails, it does not crash
         worst, tmin = float("nan"), float("inf")
     tol = 100 * d**2 * EPS / tmin
@@ -139,7 +132,7 @@ def claim_norm_path(name: str, gds: Sequence[dict], starts: Sequence[tuple[float
         if np.shape(R) != gd["norm"].shape:
             return check_absolute(name, float("nan"), 0.0, 1e-10, fp=True, why="shape mismatch")
         gaps.append(np.abs(gd["norm"] ** 2 / R - 1))
-    worst = _nanmax(gaps)
+    worst = strict_max(gaps)
     return check_absolute(name, _finite_or_nan(worst), 0.0, 1e-10, fp=True,
                           why="exact recursion; products of T rounded factors")
 
@@ -267,7 +260,7 @@ def claim_invariance(name: str, run: dict, run_scaled: dict, c: float, *, theory
     u = W / np.sqrt(np.sum(W**2, axis=(1, 2)))[:, None, None]
     u2 = W2 / np.sqrt(np.sum(W2**2, axis=(1, 2)))[:, None, None]
     gap_dir = float(np.max(np.abs(u2 - u)))
-    return check_absolute(name, _finite_or_nan(_nanmax([[gap_norm, gap_dir]])), 0.0, IDENTITY_TOL, fp=True,
+    return check_absolute(name, _finite_or_nan(strict_max([[gap_norm, gap_dir]])), 0.0, IDENTITY_TOL, fp=True,
                           why="exact in binary for c a power of 4").with_details(gap_norm=gap_norm, gap_dir=gap_dir)
 
 
@@ -277,7 +270,7 @@ def claim_invariance(name: str, run: dict, run_scaled: dict, c: float, *, theory
 def claim_loss_spectrum(name: str, gds: Sequence[dict], alphas: Sequence[float], *,
                         theory: Theory = _theory) -> Claim:
     """C5a: L_t (from the matrices) = alpha^2 H^2(p_t, p*) (from the SVDs) at every step; max |gap| / alpha^2."""
-    gap = _nanmax([np.abs(gd["loss"] - theory.loss_from_spectrum(a, gd["H_star"])) / a**2
+    gap = strict_max([np.abs(gd["loss"] - theory.loss_from_spectrum(a, gd["H_star"])) / a**2
                    for gd, a in zip(gds, alphas, strict=True)])
     return check_absolute(name, _finite_or_nan(gap), 0.0, IDENTITY_TOL, fp=True,
                           why="exact identity; rounding of r-term sums")
@@ -301,7 +294,7 @@ def claim_root_loss_ratio(name: str, gds: Sequence[dict], starts: Sequence[tuple
         _, phi = predicted_path(start, eta, a, H.size, theory=theory)
         pred = theory.root_loss_ratio(phi)
         gaps.append(np.abs(drl[keep] / (a * H[keep]) - pred[keep]))
-    worst = _nanmax(gaps)
+    worst = strict_max(gaps)
     return check_absolute(name, _finite_or_nan(worst), 0.0, 1e-8, fp=True,
                           why="exact closed form; SVD rounding over H_t > 1e-6")
 
@@ -315,7 +308,7 @@ def claim_root_loss_bound(name: str, gds: Sequence[dict], alphas: Sequence[float
         drl, H = root_loss_steps(gd, a)
         keep = H > H_GATE
         ratios.append(drl[keep] / theory.root_loss_step_bound(a, H[keep]))
-    worst = _nanmax(ratios)
+    worst = strict_max(ratios)
     return check_absolute(name, _finite_or_nan(worst), 1.0, 1e-8,
                           why="proved bound, attained as phi -> 0; 1e-8 for SVD rounding over H_t > 1e-6")
 
