@@ -9,7 +9,7 @@ from scipy import stats
 from theorylib.chapters.statistical_provability_greedy_q import CHAPTER, model, theory
 from theorylib.chapters.statistical_provability_greedy_q import claims as cl
 from theorylib.core import rng_for
-from theorylib.core.theory import variant
+from theorylib.core.theory import nan_after_first, variant
 
 DEF = CHAPTER.defaults()
 M_ALL = [*DEF["m_small"], *DEF["m_list"]]  # C4a's grid; C4b fits the slope over m_list only
@@ -366,3 +366,11 @@ def test_c4a_needs_the_small_budgets_to_reject_the_normal_approximation(data):
     big = data["mc"][:, len(DEF["m_small"]):]
     assert cl.claim_mc_gap("C4a", big, data["p"], DEF["m_list"], theory=normal).passed
     assert not cl.claim_mc_gap("C4a", data["mc"], data["p"], M_ALL, theory=normal).passed
+
+
+def test_a_nan_prediction_on_a_later_run_fails_the_claim(data):
+    def nan(fn):
+        return variant(theory, **{fn: nan_after_first(getattr(theory, fn))})
+    assert not cl.claim_pdl("C2a", data["runs"], theory=nan("pdl_sum")).passed
+    assert not cl.claim_worst_gap("C5a", data["wc"], DEF["eps_wc"], DEF["eta_wc"], theory=nan("worst_case_gap")).passed
+    assert not cl.claim_bound_holds("C5b", data["wc"], theory=nan("greedy_bound")).passed

@@ -21,6 +21,7 @@ from theorylib.core.claims import (
     check_exact,
     check_upper,
     check_zscore,
+    strict_max,
 )
 from theorylib.core.rates import fit_loglog
 
@@ -62,7 +63,7 @@ def claim_pdl(name: str, runs: Sequence[MDPRun], *, theory: Theory = _theory) ->
     gaps), the largest absolute difference over the instances, within rounding."""
     res = [abs(r.gap - theory.pdl_sum(r.mdp, r.pi, r.d)) for r in runs]
     tol = max(dp_rounding_tol(r.mdp.H, r.mdp.S) for r in runs)
-    return check_absolute(name, max(res), 0.0, tol, fp=True,
+    return check_absolute(name, strict_max(res), 0.0, tol, fp=True,
                           why="an exact identity: only rounding, 16 (H+1) S u").with_details(residuals=res)
 
 
@@ -156,14 +157,14 @@ def claim_mc_slope(name: str, gaps: np.ndarray, p: np.ndarray, m_list: Sequence[
 def claim_worst_gap(name: str, runs: Sequence[WorstCaseRun], eps: float, eta: float, *,
                     theory: Theory = _theory) -> Claim:
     """The DP gap at each L against ``theory.worst_case_gap``: the largest relative deviation, within rounding."""
-    dev = max(abs(r.gap / theory.worst_case_gap(eps, eta, r.L) - 1) for r in runs)
+    dev = strict_max(abs(r.gap / theory.worst_case_gap(eps, eta, r.L) - 1) for r in runs)
     tol = 16 * max(r.L for r in runs) * UNIT_ROUNDOFF
     return check_absolute(name, dev, 0.0, tol, fp=True, why="exact: rounding of an L-step product, 16 L u")
 
 
 def claim_bound_holds(name: str, runs: Sequence[WorstCaseRun], *, theory: Theory = _theory) -> Claim:
     """gap / ``theory.greedy_bound(d, eps)`` at each L; the largest must be <= 1 (up to rounding)."""
-    ratio = max(r.gap / theory.greedy_bound(r.d, r.eps) for r in runs)
+    ratio = strict_max(r.gap / theory.greedy_bound(r.d, r.eps) for r in runs)
     return check_upper(name, ratio, 1.0, tol=1e-12, fp=True, why="a proved inequality: only rounding")
 
 
