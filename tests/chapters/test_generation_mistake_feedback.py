@@ -1,6 +1,8 @@
 """Tests of chapter 'generation-mistake-feedback': families, theory, model, and one mutation test per claim."""
 
 import ast
+import dataclasses
+import functools
 import itertools
 import math
 from fractions import Fraction
@@ -15,6 +17,7 @@ from theorylib.chapters.generation_mistake_feedback import CHAPTER, claims, fami
 from theorylib.chapters.generation_mistake_feedback import model_games as games
 from theorylib.chapters.generation_mistake_feedback import model_generators as gens
 from theorylib.chapters.generation_mistake_feedback import model_liegame as liegame
+from theorylib.chapters.generation_mistake_feedback import model_query as mq
 from theorylib.core import rng_for
 from theorylib.core.theory import variant
 
@@ -628,3 +631,129 @@ def test_mutation_c4h(liegame_res):
     assert claims.claim_probe("C4h", liegame_res).passed
     wrong = variant(theory, least_lie_value=theory.wrong_least_is_index_order)
     assert not claims.claim_probe("C4h", liegame_res, theory=wrong).passed
+
+
+# ---------------------------------------------------------------- the query model (C5)
+
+def _brute_query_mistakes(inc, q):
+    """Plain recursion over (consistent languages, queries left), outputs as explicit type sets."""
+    inc = np.asarray(inc, dtype=bool)
+    m, n = inc.shape
+    sets = [S for r in range(1, n + 1) for S in itertools.combinations(range(n), r)]
+
+    @functools.cache
+    def val(V, j):
+        if inc[list(V)].all(axis=0).any():
+            return 0
+        best = val(V, j - 1) if j > 0 else 10**6
+        if j > 0:
+            for f in range(n):
+                plus = tuple(i for i in V if inc[i, f])
+                minus = tuple(i for i in V if not inc[i, f])
+                if plus and minus:
+                    best = min(best, max(val(plus, j - 1), val(minus, j - 1)))
+            return best
+        for S in sets:
+            plus = tuple(i for i in V if inc[i, list(S)].all())
+            minus = tuple(i for i in V if not inc[i, list(S)].all())
+            if minus == V:
+                continue
+            best = min(best, max(val(plus, q) if plus else -1, 1 + val(minus, q) if minus else -1))
+        return best
+
+    return val(tuple(range(m)), q)
+
+
+def test_output_masks_brute_force():
+    rng = np.random.default_rng(11)
+    for _ in range(10):
+        inc = model.random_family(rng, 5, 6, 0.5)
+        want = set()
+        for r in range(1, 6):
+            for S in itertools.combinations(range(5), r):
+                want.add(sum(1 << i for i in range(6) if inc[i, list(S)].all()))
+        assert list(mq.output_masks(inc)) == sorted(want)
+
+
+def test_query_mistakes_matches_plain_recursion():
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        inc = model.random_family(rng, 5, 5, 0.35)
+        for q in (0, 1, 2):
+            assert mq.query_mistakes(inc, q) == _brute_query_mistakes(inc, q)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 7, 10])
+def test_query_games_disjoint(n):
+    inc = families.disjoint_family(n)
+    assert mq.query_cost(inc) == n - 1
+    assert [mq.query_mistakes(inc, q) for q in (0, 1, 2, 3)] == [(n - 1) // (q + 1) for q in (0, 1, 2, 3)]
+
+
+def test_query_mistakes_without_queries_is_the_mistake_game():
+    rng = np.random.default_rng(8)
+    for _ in range(20):
+        inc = model.random_family(rng, 6, 7, 0.35)
+        assert mq.query_mistakes(inc, 0) == model.minimax_mistakes(inc)
+        assert mq.query_cost(inc) >= mq.query_mistakes(inc, 1) >= mq.query_mistakes(inc, 2)
+
+
+def test_query_games_common_type_cost_nothing():
+    inc = families.incidence([[0, 1], [0, 2], [0]], 3)
+    assert mq.query_cost(inc) == 0 and mq.query_mistakes(inc, 1) == 0
+
+
+def test_query_bad_input():
+    with pytest.raises(ValueError):
+        mq.query_cost(families.disjoint_family(17))
+    with pytest.raises(ValueError):
+        mq.query_mistakes(families.disjoint_family(3), -1)
+    with pytest.raises(ValueError):
+        mq.run_query_games([families.disjoint_family(3)], ["a", "b"], (1,))
+
+
+def test_query_theory():
+    inc = families.disjoint_family(6)  # tau = 6
+    assert [theory.query_mistakes(inc, q) for q in (0, 1, 2, 4, 5)] == [5, 2, 1, 1, 0]
+    assert theory.wrong_query_mistakes_ceil(inc, 1) == 3 and theory.wrong_query_mistakes_ignored(inc, 2) == 5
+    with pytest.raises(ValueError):
+        theory.query_mistakes(inc, -1)
+
+
+def test_query_model_never_imports_theory():
+    src = Path(mq.__file__).read_text()
+    names = {a.name for node in ast.walk(ast.parse(src)) if isinstance(node, ast.ImportFrom) for a in node.names}
+    assert "theory" not in names and "import theory" not in src
+
+
+@pytest.fixture(scope="module")
+def qres(c1):
+    return mq.run_query_games([i.inc for i in c1[1]], [i.name for i in c1[1]], (1, 2, 3))
+
+
+def test_query_cost_collapses_to_the_mistake_game(qres, c1):
+    # A "yes" ends the search (C(V_f^+) = 0), so C(V) = 1 + min_f C(V_f^-), the recursion of the mistake
+    # game: the query cost is C1's value tau - 1 on every family (part (i) of the theorem), not a new check.
+    for i, inc in enumerate(qres.incs):
+        assert qres.cost[i] == model.minimax_mistakes(inc) == theory.tau(inc) - 1
+    assert any(theory.tau(inc) - 1 != math.ceil(math.log2(inc.shape[0])) for inc in qres.incs)
+
+
+def test_c5_needs_a_searched_family(qres):
+    empty = dataclasses.replace(qres, incs=(), names=(), cost=qres.cost[:0], mistakes=qres.mistakes[:, :0])
+    with pytest.raises(ValueError, match="at least one searched family"):
+        claims.claim_query_mistakes("C5", empty)
+
+
+@pytest.mark.parametrize("wrong", ["wrong_query_mistakes_ignored", "wrong_query_mistakes_ceil"])
+def test_mutation_c5(qres, wrong):
+    assert claims.claim_query_mistakes("C5", qres).passed
+    bad = variant(theory, query_mistakes=getattr(theory, wrong))
+    assert not claims.claim_query_mistakes("C5", qres, theory=bad).passed
+
+
+def test_run_query_games_skips_large_searches():
+    small, big = families.disjoint_family(3), families.k_subsets_family(6, 2)
+    res = mq.run_query_games([small, big], ["small", "big"], (1,), max_cells=mq.search_cells(small))
+    assert res.names == ("small",) and res.n_skipped == 1 and res.mistakes.shape == (1, 1)
+    assert res.cost[0] == 2 and res.mistakes[0, 0] == 1

@@ -31,7 +31,9 @@ CHAPTER = Chapter(
         'A generator that learns only from mistake feedback makes τ − 1 mistakes in the worst case, τ a '
         'hitting-set number of the family; without feedback the best worst case grows as T(1 − 1/τ*), τ* '
         'the fractional transversal number (LP duality); with lying feedback the index-order bound is tight for its '
-        'generator but not over all generators (a probing generator, exhaustive game-tree search)'
+        'generator but not over all generators (a probing generator, exhaustive game-tree search); in the '
+        'query model with set-based generators τ − 1 queries, or ⌊(τ − 1)/(q + 1)⌋ invalid rounds with q queries '
+        'per round and mistake feedback'
     ),
     checks=(
         'exactly, by a version-space dynamic program and an exhaustive hitting-set search, on random and '

@@ -20,6 +20,7 @@ from . import theory as _theory
 from . import tolerances
 from .model import ExactNoFeedbackResult, Instance, LieResult, NoFeedbackResult, ZooResult
 from .model_liegame import LieGameResult
+from .model_query import QueryResult
 
 Theory = ModuleType | SimpleNamespace
 
@@ -230,3 +231,21 @@ def claim_probe(name: str, res: LieGameResult, *, theory: Theory = _theory) -> C
     ``theory.least_lie_value``."""
     return _count_table(name, res.probe, res.ells, theory.least_lie_value,
                         "exact worst case over every adversary (game-tree maximum), every (ell, i* <= 3)")
+
+
+# ----------------------------------------------------------------------------------------------
+# C5: the query model with set-based generators
+# ----------------------------------------------------------------------------------------------
+
+
+def claim_query_mistakes(name: str, res: QueryResult, *, theory: Theory = _theory) -> Claim:
+    """The number of (q, family) pairs whose searched value equals ``theory.query_mistakes``, against their number.
+
+    The query cost (part (i) of the theorem) is not a claim: its recursion collapses to the mistake game's, so
+    its search value is C1's measured value again (a unit test checks the collapse)."""
+    if not len(res.incs) or not len(res.qs):
+        raise ValueError("C5 needs at least one searched family and one q (every family was too large?)")
+    hits = sum(int(res.mistakes[a, i] == theory.query_mistakes(inc, q))
+               for a, q in enumerate(res.qs) for i, inc in enumerate(res.incs))
+    return check_exact(name, hits, len(res.qs) * len(res.incs),
+                       "integer identity for every q and family: exhaustive game-tree search against the closed form")

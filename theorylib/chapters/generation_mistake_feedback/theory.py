@@ -14,7 +14,9 @@ number, ``Delta`` its maximum degree. The results encoded here:
   tolerance of C3a and C3b, is in :mod:`.tolerances`);
 * countable collections: the index-order generator makes ``i* - 1`` mistakes (disjoint languages);
 * ``ell`` lies: the bound ``(ell+1)(i*-1) + ell 1[i* >= 2]`` and the values of the truthful and
-  early-lying adversaries; the plain generator after one false flag errs in every round but one.
+  early-lying adversaries; the plain generator after one false flag errs in every round but one;
+* the query model with set-based generators: ``tau - 1`` queries before a certainly valid output, and
+  ``floor((tau - 1) / (q + 1))`` invalid rounds with ``q`` queries per round and mistake feedback.
 
 Pure functions, no random numbers, no simulation. Every claim reads its predictions from this
 module; a wrong theory ``wrong_...`` has the signature of the function it replaces and reaches a
@@ -313,3 +315,28 @@ def least_lie_value(i_star: int, ell: int) -> int:
 def wrong_least_is_index_order(i_star: int, ell: int) -> int:
     """Wrong theory: ``G_idx^ell`` is optimal over all generators, its bound is the least worst case."""
     return lie_bound(i_star, ell)
+
+
+# ----------------------------------------------------------------------------------------------
+# C5: the query model with set-based generators
+# ----------------------------------------------------------------------------------------------
+
+
+def query_mistakes(inc: np.ndarray, q: int) -> int:
+    """Thm (query model): with ``q`` queries per round and mistake feedback, the least worst-case
+    number of invalid rounds is ``floor((tau - 1) / (q + 1))``."""
+    q = check_int("queries per round q", q, low=0)
+    return (tau(inc) - 1) // (q + 1)
+
+
+def wrong_query_mistakes_ignored(inc: np.ndarray, q: int) -> int:
+    """Wrong theory (queries do not help once there is mistake feedback): ``tau - 1``."""
+    check_int("queries per round q", q, low=0)
+    return tau(inc) - 1
+
+
+def wrong_query_mistakes_ceil(inc: np.ndarray, q: int) -> int:
+    """Wrong theory (the last, incomplete round also costs a mistake): ``ceil((tau - 1) / (q + 1))``."""
+    q = check_int("queries per round q", q, low=0)
+    return -(-(tau(inc) - 1) // (q + 1))
+
