@@ -624,3 +624,151 @@ def test_midpoint_map_is_the_trajectory_stopped_at_sqrt_ab():
     assert not np.allclose(run.smid, run.smap)
     with pytest.raises(ValueError, match="0 < a < b"):
         model.trajectory_midpoint(4.0, 1.0)
+
+
+# ------------------------------------------------------------------------------------------------
+# C5: two resolvents at different noise levels, and the disagreement of generated samples
+
+
+def _closed_form_profile(s: np.ndarray, n: int, a: float, b: float) -> np.ndarray:
+    """2 [1 - (b - a) (kappa_b/b)/(s + kappa_b) - m^2]: M_hat^2 = I - (b - a) R(b) exactly, so E[M_hat^2] needs only
+    the first-order equivalent at b; m is the C4 equivalent of E[M_hat] (adaptive quadrature)."""
+    kb = theory.kappa(b, s, n)
+    m = theory.sampling_map_detequiv(s, n, a, b)
+    return 2 * (1 - (b - a) * (kb / b) / (s + kb) - m**2)
+
+
+@pytest.mark.parametrize("d,n", [(40, 80), (60, 30)])
+def test_two_resolvent_lemma_reduces_to_theorem_2_at_equal_arguments_and_is_symmetric(d, n):
+    s = model.logunif_spectrum(d)
+    a = np.random.default_rng(0).uniform(0.1, 1.0, d)
+    for lam in (0.01, 0.3):
+        k = theory.kappa(lam, s, n)
+        assert_allclose(theory.two_resolvent_equivalent(s, k, k, a, n),
+                        np.diag(theory.second_order_equivalent(s, k, np.diag(a), n)), rtol=1e-13)
+        assert_allclose(theory.cross_amplification(s, k, k, n), theory.amplification(s, k, n), rtol=1e-14)
+    kl, km = theory.kappa(0.02, s, n), theory.kappa(1.5, s, n)
+    assert_allclose(theory.two_resolvent_equivalent(s, kl, km, a, n), theory.two_resolvent_equivalent(s, km, kl, a, n),
+                    rtol=1e-14)
+    assert_allclose(theory.resolvent_covariance(s, kl, km, n), theory.resolvent_covariance(s, km, kl, n), rtol=1e-13)
+    grid = np.array([theory.kappa(v, s, n) for v in (0.01, 0.1, 1.0)])
+    batch = theory.two_resolvent_equivalent(s, grid[:, None], grid[None, :], a, n)
+    assert batch.shape == (3, 3, d)
+    assert_allclose(batch[0, 2], theory.two_resolvent_equivalent(s, grid[0], grid[2], a, n), rtol=1e-14)
+
+
+@pytest.mark.parametrize("d,n", [(40, 80), (60, 30), (100, 100)])
+def test_two_resolvent_lemma_with_A_identity_is_the_divided_difference_of_first_order(d, n):
+    """R(lam) R(mu) = (R(lam) - R(mu))/(mu - lam) exactly; the lemma at A = I reproduces it for the equivalents."""
+    s = model.logunif_spectrum(d)
+    for lam, mu in ((0.01, 4.0), (0.2, 0.25), (1e-3, 1e-2)):
+        kl, km = theory.kappa(lam, s, n), theory.kappa(mu, s, n)
+        e_l, e_m = kl / lam / (s + kl), km / mu / (s + km)
+        assert_allclose(theory.two_resolvent_equivalent(s, kl, km, 1.0, n), lam * mu * (e_l - e_m) / (mu - lam),
+                        rtol=1e-9)
+
+
+def test_resolvent_covariance_and_amplification_are_positive():
+    s, n = model.logunif_spectrum(100), 50  # d > n
+    ks = np.array([theory.kappa(v, s, n) for v in np.geomspace(1e-3, 10, 12)])
+    amp = theory.cross_amplification(s, ks[:, None], ks[None, :], n)
+    assert np.all(amp >= 1) and np.all(np.isfinite(amp))
+    df2 = np.array([theory.df2(k, s) for k in ks])
+    assert np.all(1 - 1 / amp <= np.sqrt(df2[:, None] * df2[None, :]) / n * (1 + 1e-12))  # Cauchy-Schwarz
+    assert np.all(theory.resolvent_covariance(s, ks[:, None], ks[None, :], n) > 0)
+    assert np.all(theory.sample_disagreement_profile(s, n, 0.01, 4.0) > 0)
+    with pytest.raises(ValueError, match="renormalised noises"):
+        theory.cross_amplification(s, 1e-9, 1e-9, n)
+
+
+@pytest.mark.parametrize("d,n,a,b,kind", [(100, 200, 0.01, 4.0, "logunif"), (200, 400, 0.01, 4.0, "logunif"),
+                                          (100, 50, 4e-4, 4.0, "logunif"), (80, 320, 4e-4, 100.0, "twolevel"),
+                                          (40, 400, 1e-8, 1e4, "logunif"), (20, 200, 0.5, 1.0, "logunif")])
+def test_double_integral_matches_the_closed_form(d, n, a, b, kind):
+    """The quadrature of the double integral against the closed form (two routes to the same equivalent)."""
+    s = model.make_spectrum(kind, d)
+    assert_allclose(theory.sample_disagreement_profile(s, n, a, b), _closed_form_profile(s, n, a, b), rtol=1e-7)
+
+
+def test_sample_disagreement_profile_limits_and_inputs():
+    s = model.logunif_spectrum(30)
+    far = theory.sample_disagreement_profile(s, 10**9, 0.01, 4.0)
+    assert np.all(far < 1e-6)  # n -> inf: the splits agree
+    D = theory.sample_disagreement_profile(s, 60, 0.01, 4.0)
+    Z = np.random.default_rng(1).standard_normal((3, 30))
+    assert_allclose(theory.sample_disagreement(s, 60, 0.01, 4.0, Z), Z**2 @ D, rtol=1e-14)
+    assert_allclose(theory.sample_disagreement(s, 60, 0.01, 4.0, np.eye(30)[4]), D[4:5], rtol=1e-14)
+    with pytest.raises(ValueError, match="columns"):
+        theory.sample_disagreement(s, 60, 0.01, 4.0, np.ones((2, 5)))
+    with pytest.raises(ValueError, match="0 < a < b"):
+        theory.sample_disagreement_profile(s, 60, 4.0, 0.01)
+    flat = theory.wrong_sample_disagreement_flat(s, 60, 0.01, 4.0, 2 * np.eye(30)[[0, 10, 29]])
+    assert_allclose(flat, 4 * np.mean(D), rtol=1e-14)
+    unamp = theory.wrong_sample_disagreement_unamplified(s, 60, 0.01, 4.0, np.eye(30))
+    assert np.all(unamp < D)
+    single = theory.wrong_sample_disagreement_single_kappa(s, 60, 0.01, 4.0, np.eye(30))
+    assert not np.allclose(single, D, rtol=0.02)
+    k = theory.kappa(0.1, s, 60)
+    assert_allclose(theory.wrong_resolvent_covariance_unamplified(s, k, k, 60)
+                    * theory.amplification(s, k, 60), theory.resolvent_covariance(s, k, k, 60), rtol=1e-12)
+
+
+def test_gauss_sin2_rule_integrates_the_scalar_identity():
+    for a, b in ((0.01, 4.0), (1e-8, 1e4), (0.5, 1.0)):
+        u, w = numerics.gauss_sin2(a, b)
+        assert np.all(np.diff(u) > 0) and u[0] > 0 and u[-1] < np.pi / 2
+        t = a + (b - a) * np.sin(u) ** 2
+        for x in (0.0, 0.03, 2.0):
+            approx = 1 - np.sum(w * 2 * (b - a) * np.sin(u) ** 2 / (x + t)) / np.pi
+            assert_allclose(approx, np.sqrt((x + a) / (x + b)), rtol=1e-9)
+
+
+def test_sample_inputs_generated_samples_and_the_pair_identity():
+    Z, modes = model.sample_inputs(50, np.random.default_rng(0))
+    assert Z.shape == (len(model.SAMPLE_MODES) + 1, 50)
+    assert modes[0] == 0 and modes[-1] == 49
+    assert_allclose(np.linalg.norm(Z, axis=1), 1.0, rtol=1e-14)
+    s = model.logunif_spectrum(12)
+    Z, _ = model.sample_inputs(12, np.random.default_rng(1))
+    out = model.generated_samples(s, 24, 5, rng_for(4, "gen"), Z, 0.01, 4.0, chunk=2)
+    ev, V = model.sample_eigh(s, 24, 1, rng_for(4, "gen"))
+    M = V[0] @ np.diag(np.sqrt((ev[0] + 0.01) / (ev[0] + 4.0))) @ V[0].T
+    assert_allclose(out[0], Z @ M.T, rtol=1e-10, atol=1e-14)
+    R_b = V[0] @ np.diag(1 / (ev[0] + 4.0)) @ V[0].T
+    assert_allclose(M @ M, np.eye(12) - (4.0 - 0.01) * R_b, atol=1e-12)  # M^2 = I - (b - a) R(b)
+    # the mean over all pairs of datasets of |O_r - O_q|^2 is exactly 2 x the unbiased total variance
+    flat = out.reshape(5, -1)
+    means = model_stats.var_features(flat).mean(axis=0)
+    pairs = [np.sum((out[r] - out[q]) ** 2, axis=-1) for r in range(5) for q in range(5) if r != q]
+    assert_allclose(estimators.mean_pair_disagreement(means, 5, Z.shape[0]), np.mean(pairs, axis=0), rtol=1e-10)
+    with pytest.raises(ValueError, match="0 < a < b"):
+        model.generated_samples(s, 24, 5, rng_for(4, "gen"), Z, 4.0, 0.01)
+
+
+@pytest.fixture(scope="module")
+def samples():
+    with threadpool_limits(1):
+        return model.run_samples(model.SplitDesign.from_params(D),
+                                 rngs=[rng_for(D["seed"], "C5", t) for t in ("P", "2P")],
+                                 input_rngs=[rng_for(D["seed"], "C5-input", t) for t in ("P", "2P")])
+
+
+def test_run_samples_streams_and_bad_input(samples):
+    run_P, run_2P = samples
+    assert run_2P.n == 2 * run_P.n and run_2P.s.size == 2 * run_P.s.size
+    assert run_P.samples.shape == (D["reps"], len(model.SAMPLE_MODES) + 1, D["d"])
+    small = model.SplitDesign.from_params({**D, "d": 20, "reps": 8})
+    a = model.run_samples(small, rngs=[rng_for(0, "a"), rng_for(0, "b")], input_rngs=[rng_for(0, "c"), rng_for(0, "d")])
+    b = model.run_samples(small, rngs=[rng_for(1, "a"), rng_for(0, "b")], input_rngs=[rng_for(1, "c"), rng_for(0, "d")])
+    assert_allclose(a[1].samples, b[1].samples, rtol=0, atol=0)
+    assert not np.allclose(a[0].samples, b[0].samples)
+    with pytest.raises(ValueError, match="two dataset streams"):
+        model.run_samples(small, rngs=[rng_for(0, "a")], input_rngs=[rng_for(0, "c")])
+
+
+@pytest.mark.parametrize("wrong", ["flat", "unamplified", "single_kappa"])
+def test_mutation_C5_sample_disagreement(samples, wrong):
+    run_P, run_2P = samples
+    assert claims.claim_sample_disagreement("C5", run_P, run_2P).passed
+    bad = variant(theory, sample_disagreement=getattr(theory, f"wrong_sample_disagreement_{wrong}"))
+    assert not claims.claim_sample_disagreement("C5", run_P, run_2P, theory=bad).passed

@@ -46,11 +46,12 @@ CHAPTER = Chapter(
     ),
     proves=(
         'Linear diffusion models trained on disjoint data splits: each sees a renormalized noise, and '
-        'their denoisers disagree by a fluctuation whose variance random-matrix theory gives in closed form '
-        '(the disagreement of the generated samples is not treated)'
+        'their denoisers disagree by a fluctuation whose variance random-matrix theory gives in closed form, '
+        'and the samples they generate from the same noise disagree by a double integral of two-resolvent '
+        'equivalents along the sampling trajectory'
     ),
     checks=(
-        'Gaussian data at finite sizes, extrapolated to the proportional limit, per spectral bin and for '
-        'four inputs'
+        'Gaussian data at finite sizes, extrapolated to the proportional limit, per spectral bin, for '
+        'four inputs of the denoiser and for generated samples from seven noise inputs'
     ),
 )

@@ -20,8 +20,8 @@ from theorylib.core.rates import fit_loglog, ols_slope
 from theorylib.core.validation import check_int
 
 from . import theory as _theory
-from .estimators import bin_mean, bin_sum, jackknife, richardson, unbiased_var, whiten
-from .model import FixedDData, IsoData, RateData, SplitRun
+from .estimators import bin_mean, bin_sum, jackknife, mean_pair_disagreement, richardson, unbiased_var, whiten
+from .model import FixedDData, IsoData, RateData, SampleRun, SplitRun
 from .model_stats import var_features
 
 Theory = ModuleType | SimpleNamespace
@@ -361,3 +361,30 @@ def claim_fractional(name: str, run_P: SplitRun, run_2P: SplitRun, which: str, n
     why = (f"per-bin relative error of the deterministic equivalent in {nbins} bins, Richardson n->2n, "
            "whitened by the jackknife covariance; chi2 at alpha = 1e-3")
     return _chi2(name, ex["r_inf"], ex["cov_inf"], why).with_details(**ex, pred_p=pred_p, pred_2p=pred_2p)
+
+
+# --------------------------------------------------------------------------------------------------
+# C5: the disagreement of generated samples
+
+
+def sample_disagreement_ratio(run: SampleRun, *, theory: Theory = _theory) -> tuple[np.ndarray, np.ndarray]:
+    """Per input z: the mean over all pairs of independent datasets of |M1 z - M2 z|^2 (twice the unbiased total
+    variance of M_hat z), divided by ``theory.sample_disagreement``, minus 1; delete-one jackknife over datasets.
+    Returns (r (k,), cov)."""
+    pred = np.asarray(theory.sample_disagreement(run.s, run.n, run.a, run.b, run.inputs), dtype=float)
+    reps, k = run.samples.shape[:2]
+
+    def stat(means: np.ndarray, count: int) -> np.ndarray:
+        return mean_pair_disagreement(means, count, k) / pred - 1.0
+
+    return jackknife(var_features(run.samples.reshape(reps, -1)), stat)
+
+
+def claim_sample_disagreement(name: str, run_P: SampleRun, run_2P: SampleRun, *, theory: Theory = _theory) -> Claim:
+    """C5: the Richardson ratios measured/predicted of the sample disagreement for every input jointly
+    consistent with 1 (whitened chi2_k)."""
+    ex = _extrapolated(*sample_disagreement_ratio(run_P, theory=theory),
+                       *sample_disagreement_ratio(run_2P, theory=theory))
+    why = ("mean |M1 z - M2 z|^2 over pairs of independent datasets / double integral of the two-resolvent "
+           "equivalent - 1 per input, Richardson n->2n, delete-one jackknife covariance; joint chi2 at alpha = 1e-3")
+    return _chi2(name, ex["r_inf"], ex["cov_inf"], why).with_details(**ex)

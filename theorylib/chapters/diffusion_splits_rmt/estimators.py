@@ -83,3 +83,11 @@ def pair_moments(means: np.ndarray, count: int, k: int, d: int) -> tuple[np.ndar
     N = 2 * count
     v = ((s2 - s1 * s1) * N / (N - 1)).sum(axis=-1)
     return pair, v
+
+
+def mean_pair_disagreement(means: np.ndarray, count: int, k: int) -> np.ndarray:
+    """The mean of |O_r - O_q|^2 over all ordered pairs r != q of ``count`` independent datasets, from the means of
+    :func:`~.model_stats.var_features` of the outputs O flattened to k inputs x d coordinates (..., 2, k d):
+    exactly 2 x the unbiased total variance (the U-statistic identity), per input (..., k)."""
+    v = unbiased_var(means, count)
+    return 2.0 * v.reshape(*v.shape[:-1], k, -1).sum(axis=-1)

@@ -314,6 +314,74 @@ def run_sizes(design: SplitDesign, *, rngs: Sequence[np.random.Generator],
 
 
 # --------------------------------------------------------------------------------------------------
+# C5: generated samples, the sampling map applied to the same input on independent datasets
+
+SAMPLE_MODES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)  # positions of the unit inputs e_j in the spectrum (0 top, 1 bottom)
+
+
+def sample_inputs(d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The inputs (noise seeds) of C5, rows: e_j for j = round(q (d - 1)), q in ``SAMPLE_MODES`` (top, middle and
+    bottom modes of the spectrum, largest variance first), then one random unit vector (a normalized standard
+    Gaussian from ``rng``). Returns (inputs (k, d), mode indices (k - 1,))."""
+    d = check_int("d", d, low=2)
+    modes = np.array([int(round(q * (d - 1))) for q in SAMPLE_MODES])
+    Z = np.zeros((modes.size + 1, d))
+    Z[np.arange(modes.size), modes] = 1.0
+    z = rng.standard_normal(d)
+    Z[-1] = z / np.linalg.norm(z)
+    return Z, modes
+
+
+@dataclass(frozen=True)
+class SampleRun:
+    """Claim C5 at one size: spectrum s, n rows, trajectory (a, b), inputs (k, d) with the mode indices of the unit
+    ones, and the generated samples M_hat z (reps, k, d), M_hat = (Sigma_hat + a)^{1/2} (Sigma_hat + b)^{-1/2}, one
+    dataset per row (independent datasets: any two rows are two disjoint splits fed the same inputs)."""
+
+    s: np.ndarray
+    n: int
+    a: float
+    b: float
+    inputs: np.ndarray
+    modes: np.ndarray
+    samples: np.ndarray
+
+
+def generated_samples(s: ArrayLike, n: int, reps: int, rng: np.random.Generator, inputs: np.ndarray, a: float,
+                      b: float, chunk: int = 100) -> np.ndarray:
+    """M_hat z for ``reps`` independent datasets of n rows and every input row z: (reps, k, d). M_hat is the
+    probability-flow map from sigma_max^2 = b to sigma_min^2 = a of the learned linear score (Theorem on
+    fractional powers), applied as V f(Lambda) V^T z with f(x) = sqrt((x + a)/(x + b))."""
+    s = _spectrum(s)
+    reps = check_int("reps", reps, low=4)
+    _check_ab(a, b)
+    inputs = np.atleast_2d(np.asarray(inputs, dtype=float))
+    out, done = [], 0
+    while done < reps:
+        c = min(chunk, reps - done)
+        ev, V = sample_eigh(s, n, c, rng)
+        out.append(apply_matrix_function(ev, V, lambda x: np.sqrt((x + a) / (x + b)), inputs))
+        done += c
+    return np.concatenate(out)
+
+
+def run_samples(design: SplitDesign, *, rngs: Sequence[np.random.Generator],
+                input_rngs: Sequence[np.random.Generator]) -> tuple[SampleRun, SampleRun]:
+    """C5 at the sizes P and 2P of ``design`` (its spectrum, trajectory and dataset counts): ``rngs`` (P then 2P)
+    draw the datasets, ``input_rngs`` the random unit input at each size (the notebook passes
+    ``rng_for(seed, "C5", "P")``, ``rng_for(seed, "C5", "2P")`` and ``rng_for(seed, "C5-input", t)``)."""
+    if len(rngs) != 2 or len(input_rngs) != 2:
+        raise ValueError("run_samples needs two dataset streams and two input streams (sizes P and 2P)")
+    out = []
+    for (n_, d_, r_), rng, input_rng in zip(design.sizes(), rngs, input_rngs, strict=True):
+        s_ = make_spectrum(design.spectrum, d_, design.s_max, design.s_decay)
+        Z, modes = sample_inputs(d_, input_rng)
+        out.append(SampleRun(s_, n_, design.a, design.b, Z, modes,
+                             generated_samples(s_, n_, r_, rng, Z, design.a, design.b)))
+    return out[0], out[1]
+
+
+# --------------------------------------------------------------------------------------------------
 # C3: the pair disagreement at fixed d, for a sweep of n
 
 

@@ -20,6 +20,7 @@ TINY = 1e-300  # the left end of a bracket that starts at 0 (where the function 
 QUAD_EPSREL = 1e-10  # adaptive Gauss-Kronrod (21 points), relative tolerance, no absolute tolerance
 QUAD_LIMIT = 2000  # at most this many subintervals (a divergent integrand stops here instead of running on)
 KNEE = 10.0  # quad_sin2: a breakpoint where t - a = KNEE * a
+GAUSS_ORDER = 24  # gauss_sin2: Gauss-Legendre nodes per panel (fixed rule for the double integrals)
 
 
 def increasing_root(f: Callable[[float], float], lo: float, hi: float) -> float:
@@ -60,3 +61,22 @@ def quad_half_line(f: Callable[[float], np.ndarray], like: np.ndarray) -> np.nda
         return np.asarray(f(np.tan(th)), dtype=float) / np.cos(th) ** 2
 
     return quad(g, 0.0, np.pi / 2)
+
+
+def gauss_sin2(a: float, b: float, order: int = GAUSS_ORDER) -> tuple[np.ndarray, np.ndarray]:
+    """A fixed Gauss-Legendre rule (nodes u, weights) for int_0^{pi/2} f(u) du, for the same substitution
+    t = a + (b - a) sin^2 u as :func:`quad_sin2`: ``order`` nodes on each panel, the panels split where
+    t - a = KNEE^k a (k = 1, 2, ..., one panel per decade of t - a, since the integrand's features sit at
+    t ~ a and t ~ s_i) and at u = pi/4. A fixed rule, so that a double integral is the double sum over one
+    set of nodes; its accuracy against closed forms is unit-tested (relative 1e-9 or better)."""
+    cuts, step = [0.0, np.pi / 4, np.pi / 2], KNEE * a
+    while step < (b - a) / 2:
+        cuts.append(float(np.arcsin(np.sqrt(step / (b - a)))))
+        step *= KNEE
+    cuts = sorted(cuts)
+    x, w = np.polynomial.legendre.leggauss(int(order))
+    nodes, weights = [], []
+    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        nodes.append(lo + (hi - lo) * (x + 1) / 2)
+        weights.append(w * (hi - lo) / 2)
+    return np.concatenate(nodes), np.concatenate(weights)

@@ -17,6 +17,9 @@ The renormalised noise kappa = kappa(lam) is the unique root kappa > max(lam, ka
 kappa_0 = 0 if d <= n and df1(kappa_0) = n if d > n. First order: E[lam R(lam)] ~ kappa (Sigma+kappa)^{-1}.
 Second order (A fixed, bounded): lam^2 E[R A R] ~ kappa^2 (Sigma+kappa)^{-1} A (Sigma+kappa)^{-1}
 + kappa^2 [tr(A Sigma (Sigma+kappa)^{-2})/n] / (1 - df2/n) (Sigma+kappa)^{-1} Sigma (Sigma+kappa)^{-1}.
+Two noise levels (lemma): lam mu E[R(lam) A R(mu)] ~ kappa_l kappa_m [G_l A G_m + T_A G_l Sigma G_m],
+T_A = (tr(A G_m Sigma G_l)/n) / (1 - tr(Sigma G_l Sigma G_m)/n); its A = I case, integrated twice along the sampling
+trajectory, is the disagreement E|M1 z - M2 z|^2 of the samples two independent splits generate from the same z.
 
 Pure functions, no random numbers. Every claim reads its predictions from this module; a wrong theory
 has the signature of the function it replaces and reaches a claim as
@@ -216,6 +219,85 @@ def sqrt_detequiv(s: ArrayLike, n: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------------
+# two resolvents at different noise levels, and the disagreement of generated samples
+
+
+def _kappas(kap_l: ArrayLike, kap_m: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """kappa(lam), kappa(mu) as arrays with a trailing mode axis (they broadcast against each other)."""
+    return np.asarray(kap_l, dtype=float)[..., None], np.asarray(kap_m, dtype=float)[..., None]
+
+
+def cross_amplification(s: ArrayLike, kap_l: ArrayLike, kap_m: ArrayLike, n: int) -> np.ndarray:
+    """1/(1 - tr(Sigma G_l Sigma G_m)/n), G_l = (Sigma + kappa(lam))^{-1}, G_m = (Sigma + kappa(mu))^{-1}; kappas
+    broadcast. By Cauchy-Schwarz tr(Sigma G_l Sigma G_m) <= sqrt(df2(kappa_l) df2(kappa_m)) < n, so it is finite;
+    at lam = mu it is :func:`amplification`."""
+    s = _spectrum(s)
+    n = check_positive_int("n", n)
+    kl, km = _kappas(kap_l, kap_m)
+    den = 1.0 - np.sum(s**2 / ((s + kl) * (s + km)), axis=-1) / n
+    if np.any(den <= 0):
+        raise ValueError("1 - tr(Sigma G_l Sigma G_m)/n <= 0: not the renormalised noises of this (s, n)")
+    return 1.0 / den
+
+
+def two_resolvent_equivalent(s: ArrayLike, kap_l: ArrayLike, kap_m: ArrayLike, a: ArrayLike, n: int) -> np.ndarray:
+    """diag of lam mu E[R(lam) A R(mu)] for a diagonal A = diag(a) (the two-resolvent lemma):
+
+    kappa_l kappa_m [G_l A G_m + (tr(A G_m Sigma G_l)/n) / (1 - tr(Sigma G_l Sigma G_m)/n) G_l Sigma G_m].
+
+    The kappas broadcast (a grid of (lam, mu) pairs at once); the result has a trailing mode axis. At lam = mu it
+    is the diagonal of :func:`second_order_equivalent`; for A = I it is the divided difference
+    lam mu (E_l - E_m)/(mu - lam) of the first-order equivalents E_l = (kappa_l/lam) G_l (unit-tested)."""
+    s = _spectrum(s)
+    n = check_positive_int("n", n)
+    a = np.broadcast_to(np.asarray(a, dtype=float), s.shape)
+    kl, km = _kappas(kap_l, kap_m)
+    gl, gm = 1.0 / (s + kl), 1.0 / (s + km)
+    t = np.sum(a * s * gl * gm, axis=-1, keepdims=True) / n
+    amp = cross_amplification(s, kap_l, kap_m, n)[..., None]
+    return kl * km * (gl * a * gm + t * amp * s * gl * gm)
+
+
+def resolvent_covariance(s: ArrayLike, kap_l: ArrayLike, kap_m: ArrayLike, n: int) -> np.ndarray:
+    """diag of lam mu (E[R(lam) R(mu)] - E[R(lam)] E[R(mu)]): the lemma with A = I minus the product of the
+    first-order equivalents; what is left is the lemma's second term, kappa_l kappa_m T(lam, mu) G_l Sigma G_m."""
+    kl, km = _kappas(kap_l, kap_m)
+    first = predicted_mean_shrinkage(s, kl) * predicted_mean_shrinkage(s, km)
+    return two_resolvent_equivalent(s, kap_l, kap_m, 1.0, n) - first
+
+
+def sample_disagreement_profile(s: ArrayLike, n: int, a: float, b: float,
+                                covariance: Callable[..., np.ndarray] | None = None) -> np.ndarray:
+    """E|M1 e_j - M2 e_j|^2 for every mode j, two independent splits, M = (Sigma_hat + a)^{1/2} (Sigma_hat + b)^{-1/2}:
+
+    2 (1/pi^2) int_a^b int_a^b w(lam) w(mu) [lam mu Cov(R(lam), R(mu))]_jj dlam dmu / (lam mu),
+
+    w(t) = sqrt((t-a)/(b-t)) (the weight of :func:`sqrt_ratio_integral`), after t = a + (b-a) sin^2 u in both
+    variables (w(t) dt = 2 (b-a) sin^2 u du), by a fixed Gauss-Legendre rule; kappa(t) by Brent at each node.
+    ``covariance`` (default :func:`resolvent_covariance`) is the hook through which the wrong theories change the
+    integrand."""
+    s = _spectrum(s)
+    n = check_positive_int("n", n)
+    _check_ab(a, b)
+    u, wu = numerics.gauss_sin2(a, b)
+    t = a + (b - a) * np.sin(u) ** 2
+    weight = 2 * (b - a) * np.sin(u) ** 2 * wu / t
+    k = np.array([kappa(v, s, n) for v in t])
+    cov = (covariance or resolvent_covariance)(s, k[:, None], k[None, :], n)
+    return split_pair_disagreement(np.einsum("k,l,kld->d", weight, weight, cov) / np.pi**2)
+
+
+def sample_disagreement(s: ArrayLike, n: int, a: float, b: float, Z: ArrayLike) -> np.ndarray:
+    """E|M1 z - M2 z|^2 for each input row z of Z: sum_j z_j^2 D_j with D_j of :func:`sample_disagreement_profile`
+    (for diagonal Sigma, E[M^2] and E[M] are diagonal, so the input enters through z_j^2 only)."""
+    s = _spectrum(s)
+    Z = np.atleast_2d(np.asarray(Z, dtype=float))
+    if Z.shape[1] != s.size:
+        raise ValueError(f"inputs must have d = {s.size} columns, got {Z.shape}")
+    return Z**2 @ sample_disagreement_profile(s, n, a, b)
+
+
+# --------------------------------------------------------------------------------------------------
 # the named wrong theories (each has the signature of the function it replaces)
 
 
@@ -342,3 +424,39 @@ def wrong_sampling_map_plugin(s: ArrayLike, n: int, a: float, b: float) -> np.nd
 def wrong_sqrt_plugin(s: ArrayLike, n: int) -> np.ndarray:
     """WRONG (C4): the population square root sqrt(s), ignoring kappa."""
     return np.sqrt(_spectrum(s))
+
+
+def wrong_sample_disagreement_flat(s: ArrayLike, n: int, a: float, b: float, Z: ArrayLike) -> np.ndarray:
+    """WRONG (C5, no anisotropy): every unit input disagrees alike, |z|^2 times the mean of D_j over the modes
+    (the plug-in/isotropic picture: the disagreement does not depend on which mode the input excites)."""
+    Z = np.atleast_2d(np.asarray(Z, dtype=float))
+    return np.sum(Z**2, axis=1) * float(np.mean(sample_disagreement_profile(s, n, a, b)))
+
+
+def wrong_resolvent_covariance_unamplified(s: ArrayLike, kap_l: ArrayLike, kap_m: ArrayLike, n: int) -> np.ndarray:
+    """WRONG (C5): the lemma's second term without its amplification 1/(1 - tr(Sigma G_l Sigma G_m)/n),
+    kappa_l kappa_m (tr(Sigma G_l G_m)/n) G_l Sigma G_m."""
+    s = _spectrum(s)
+    kl, km = _kappas(kap_l, kap_m)
+    gl, gm = 1.0 / (s + kl), 1.0 / (s + km)
+    return kl * km * np.sum(s * gl * gm, axis=-1, keepdims=True) / n * s * gl * gm
+
+
+def wrong_resolvent_covariance_single_kappa(s: ArrayLike, kap_l: ArrayLike, kap_m: ArrayLike, n: int) -> np.ndarray:
+    """WRONG (C5): one renormalised noise for both resolvents, the geometric mean sqrt(kappa_l kappa_m) (the
+    equal-argument formula of Theorem 2 applied off the diagonal)."""
+    kl, km = _kappas(kap_l, kap_m)
+    k = np.sqrt(kl * km)[..., 0]
+    return resolvent_covariance(s, k, k, n)
+
+
+def wrong_sample_disagreement_unamplified(s: ArrayLike, n: int, a: float, b: float, Z: ArrayLike) -> np.ndarray:
+    """WRONG (C5): the double integral of the lemma's second term without the amplification."""
+    Z = np.atleast_2d(np.asarray(Z, dtype=float))
+    return Z**2 @ sample_disagreement_profile(s, n, a, b, covariance=wrong_resolvent_covariance_unamplified)
+
+
+def wrong_sample_disagreement_single_kappa(s: ArrayLike, n: int, a: float, b: float, Z: ArrayLike) -> np.ndarray:
+    """WRONG (C5): the double integral with one kappa, sqrt(kappa(lam) kappa(mu)), for both resolvents."""
+    Z = np.atleast_2d(np.asarray(Z, dtype=float))
+    return Z**2 @ sample_disagreement_profile(s, n, a, b, covariance=wrong_resolvent_covariance_single_kappa)
