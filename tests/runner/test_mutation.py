@@ -222,6 +222,22 @@ def uses_cached(x):
     return cached(x) + 1
 
 
+@functools.lru_cache
+def cached_h(x):
+    CALLS.append("cached_h")
+    return h(x) * 5
+
+
+def user_a(x):
+    CALLS.append("user_a")
+    return cached_h(x) + 1
+
+
+def user_b(x):
+    CALLS.append("user_b")
+    return cached_h(x) + 2
+
+
 def fill(out):
     CALLS.append("fill")
     out[0] += 1.0
@@ -266,6 +282,22 @@ def test_the_theory_memo_reruns_exactly_the_calls_that_reach_the_mutated_functio
     assert rerun["cached"] == ["uses_cached", "cached", "uses_cached", "fill", "draw"]
     assert rerun["uses_cached"] == ["uses_cached", "uses_cached", "fill", "draw"]
     assert rerun["<module>"] == ["f", "h", "k", "uses_cached", "cached", "uses_cached", "fill", "draw"]
+
+
+def test_a_cache_hit_inherits_what_the_cached_call_reached():
+    # user_b's call of cached_h(1) is a cache hit: it never runs h, yet its value came from h (through user_a's
+    # call), so a mutant of h must rerun user_b too, not answer it from the unmutated run.
+    memo = TheoryMemo()
+    recorded = memo_module()
+    memo.install(recorded, None)
+    expected = [recorded.user_a(1), recorded.user_b(1)]
+    memo.recording = False
+    for mutated, calls in (("h", ["user_a", "cached_h", "h", "user_b"]), ("user_a", ["user_a"]),
+                           ("cached_h", ["user_a", "cached_h", "user_b"])):
+        module = memo_module()
+        memo.install(module, mutated)
+        assert [module.user_a(1), module.user_b(1)] == expected
+        assert module.CALLS == calls, mutated
 
 
 def test_the_theory_memo_answers_from_the_unmutated_run_not_the_mutant():

@@ -293,7 +293,10 @@ class TheoryMemo:
             if outer:
                 sys.setprofile(previous)
             else:
-                self._stack[-1].update(reached)
+                # A call answered by a functools cache reaches only itself; the functions its first, computing
+                # call reached are still behind its value, so the caller inherits them too.
+                prior = self.table.get(key)
+                self._stack[-1].update(reached if prior is None else reached | prior[1])
         try:
             pure = digest(args, kwargs) == key[1]
             blob = pickle.dumps(result, protocol=5) if pure else None
