@@ -18,6 +18,7 @@ from theorylib.chapters.hierarchical_labels_layerwise_sgd import (
     model,
     model_deep,
     model_sgd,
+    model_walsh,
     theory,
 )
 from theorylib.chapters.hierarchical_labels_layerwise_sgd import model_net as net_model
@@ -754,3 +755,218 @@ def test_c6_mutation_random_features(rf):
     assert not claims.claim_rf_accuracy("C6", rf.top_acc, theory=bad).passed
     assert claims.claim_rf_accuracy("C6", claims.RF_THRESHOLD + 1e-9).passed
     assert not claims.claim_rf_accuracy("C6", claims.RF_THRESHOLD - 1e-9).passed
+
+
+# ------------------------------------------------------------------ whole-stream blocks through Walsh characters
+
+
+def test_chain_and_tree_masks_match_the_labels():
+    X = model.enumerate_cube(6)
+    leaves = np.array([4, 1, 5, 0])
+
+    def chi(mask):
+        return np.prod(np.where((mask >> np.arange(6)) & 1, X, 1), axis=1)
+
+    for masks, labels in ((model_walsh.chain_masks(leaves), model_deep.chain_labels(X, leaves)),
+                          (model_walsh.tree_masks(leaves), model_deep.tree_labels(X, leaves))):
+        assert len(masks) == 3
+        for j, m in enumerate(masks):
+            assert_array_equal(chi(m), labels[:, j])
+    with pytest.raises(ValueError):
+        model_walsh.chain_masks([3])
+    with pytest.raises(ValueError):
+        model_walsh.tree_masks([0, 1, 2])
+
+
+def test_stream_monomials_order_and_zeros():
+    mons = model_walsh.stream_monomials([(0b01, 1), (0b11, -1), None])
+    assert mons == [(0, 1), (0b01, 1), (0b11, -1), None, (0b10, -1), None, None]
+    X = model.enumerate_cube(2).astype(float)
+    H = np.stack([X[:, 0], -X[:, 0] * X[:, 1], np.zeros(4)], axis=1)
+    Phi = model_deep.stream_features(H)
+    for col, e in zip(Phi.T, mons, strict=True):
+        expect = 0.0 if e is None else e[1] * np.prod(np.where((e[0] >> np.arange(2)) & 1, X, 1.0), axis=1)
+        assert_array_equal(col, expect)
+
+
+def test_round_expansion_decides_or_refuses():
+    chars = np.array([1, 2, 3])
+    assert model_walsh.round_expansion(chars, np.array([1.0, 1e-12, -1e-12])) == (1, 1)
+    assert model_walsh.round_expansion(chars, np.array([0.0, -0.9, 0.1])) == (2, -1)
+    assert model_walsh.round_expansion(chars, np.array([1e-13, 0.2, 0.2])) is None
+    assert model_walsh.round_expansion(chars[:0], np.array([])) is None
+    with pytest.raises(ValueError):
+        model_walsh.round_expansion(chars, np.array([0.6, 0.3, 0.0]))
+
+
+def test_symbolic_block_collisions_and_singular_gram():
+    # stream (x0, x1, x2, s = x0 x1): x0 s collides with x1, x1 s with x0, s with x0 x1; x2 s is chi_{012}
+    blk = model_walsh.symbolic_block([(1, 1), (2, 1), (4, 1), (3, 1)], [7, 15, 3, 2])
+    assert blk.slots == [(7, 1), None, (3, 1), (2, 1)]
+    assert blk.p == 1 + 4 + 6 and blk.q == blk.p - 3  # three collisions: the Gram matrix has rank p - 3
+    assert blk.rank == blk.q  # its numerical rank is the number of distinct characters
+    assert blk.offset < 1e-12
+    # a negated slot: the fit of x0 x1 from -x0 x1 in the stream is still +x0 x1
+    assert model_walsh.symbolic_block([(1, 1), (2, 1), (3, -1)], [3]).slots == [(3, 1)]
+
+
+@pytest.mark.parametrize("d,n_in,seed", [(4, 8, 0), (8, 12, 0), (8, 10, 3)])
+def test_symbolic_stack_equals_the_enumerated_stack(d, n_in, seed):
+    enum = model_deep.depth_experiment(d, n_in, rng_for(seed, "C5"))
+    sym = model_walsh.symbolic_depth_experiment(d, n_in, rng_for(seed, "C5"))
+    assert_array_equal(sym.leaves, enum.leaves)
+    for a, b in ((sym.chain, enum.chain), (sym.tree, enum.tree)):
+        assert_array_equal(a.right, b.right)
+        assert_array_equal(a.zero, b.zero)
+
+
+def test_symbolic_run_input_checks():
+    with pytest.raises(ValueError):
+        model_walsh.symbolic_closure_run(4, [0], 1)
+    with pytest.raises(ValueError):
+        model_walsh.symbolic_closure_run(4, [1 << 4], 1)
+    with pytest.raises(ValueError):
+        model_walsh.symbolic_depth_experiment(6, 16, np.random.default_rng(0))
+
+
+@pytest.fixture(scope="module")
+def sym():
+    return model_walsh.symbolic_depth_experiment(DEF["d_sym"], DEF["n_sym"], rng_for(DEF["seed"], "C5c"))
+
+
+def test_c5c_mutation_chain_depth_15(sym):
+    d = DEF["d_sym"]
+    assert d == 16 and DEF["n_sym"] == 32
+    assert_array_equal(sym.chain.n_right, np.minimum(np.arange(1, d + 1), d - 1))
+    assert sym.chain.offset < 1e-10
+    assert claims.claim_chain_depth("C5c", sym.chain, d).passed
+    bad = variant(theory, chain_labels_known=theory.wrong_chain_labels_doubling)
+    assert not claims.claim_chain_depth("C5c", sym.chain, d, theory=bad).passed
+
+
+def test_c5d_mutation_tree_depth_4(sym):
+    d = DEF["d_sym"]
+    assert_array_equal(sym.tree.n_right[:5], [8, 12, 14, 15, 15])
+    assert claims.claim_tree_depth("C5d", sym.tree, d).passed
+    bad = variant(theory, tree_labels_known=theory.wrong_tree_one_label_per_block)
+    assert not claims.claim_tree_depth("C5d", sym.tree, d, theory=bad).passed
+
+
+# ------------------------------------------------------------------ SGD with colliding features (C7)
+
+
+def test_chain_block_characters_are_the_model_features():
+    leaves = np.array([2, 0, 3, 1])
+    X = model.enumerate_cube(5)
+    masks, target = theory.chain_block_characters(leaves, 5, 2)
+    Phi, y = model_walsh.chain_block_features(X, leaves, 2)
+    chi = [np.prod(np.where((int(m) >> np.arange(5)) & 1, X, 1), axis=1) for m in masks]
+    assert_array_equal(np.stack(chi, axis=1), Phi)
+    assert_array_equal(np.prod(np.where((target >> np.arange(5)) & 1, X, 1), axis=1), y)
+    assert target == 0b1101
+
+
+def test_collision_law_reduces_to_theorem_a_without_collisions():
+    # the quadratic monomials of 3 inputs: 7 distinct characters, target one of them -> rho^t
+    ent = [1, 2, 4]
+    masks = [0, *ent, 3, 5, 6]
+    ts = [0, 1, 5, 20]
+    for eta in (1 / 7, 0.05, 0.2):
+        assert_allclose(theory.collision_sgd_mse(masks, 5, eta, ts),
+                        [theory.sgd_contraction(eta, 1, 7) ** t for t in ts], rtol=1e-12)
+        assert_allclose(theory.wrong_collision_sgd_mse_orthonormal(masks, 5, eta, ts),
+                        [theory.sgd_contraction(eta, 1, 7) ** t for t in ts], rtol=1e-12)
+
+
+def test_collision_law_against_exact_enumeration_of_small_sgd():
+    # two steps of SGD on features (x0, x0, x1) with target x0 x1: the law against all 4^2 input sequences
+    masks, T, eta = [1, 1, 2], 3, 0.3
+    X = model.enumerate_cube(2).astype(float)
+    Phi = np.stack([X[:, 0], X[:, 0], X[:, 1]], axis=1)
+    y = X[:, 0] * X[:, 1]
+    errs = {0: [], 1: [], 2: []}
+    for seq in itertools.product(range(4), repeat=2):
+        w = np.zeros(3)
+        for t in range(3):
+            errs[t].append(np.mean((Phi @ w - y) ** 2))
+            if t < 2:
+                i = seq[t]
+                w = w - eta * Phi[i] * (Phi[i] @ w - y[i])
+    exact = [np.mean(errs[t]) for t in range(3)]
+    assert_allclose(theory.collision_sgd_mse(masks, T, eta, [0, 1, 2]), exact, rtol=1e-12)
+    # a target in the span: the mean error still follows the law (exact sequences, 3 steps)
+    masks2, T2 = [1, 1, 2, 3], 3
+    Phi2 = np.concatenate([Phi, y[:, None]], axis=1)
+    tot = []
+    for seq in itertools.product(range(4), repeat=3):
+        w = np.zeros(4)
+        for i in seq:
+            w = w - eta * Phi2[i] * (Phi2[i] @ w - y[i])
+        tot.append(np.mean((Phi2 @ w - y) ** 2))
+    assert_allclose(theory.collision_sgd_mse(masks2, T2, eta, [3]), [np.mean(tot)], rtol=1e-12)
+    with pytest.raises(ValueError):
+        theory.collision_sgd_mse(masks, T, 0.0, [1])
+    with pytest.raises(ValueError):
+        theory.chain_block_characters([0, 1, 2], 3, 3)
+
+
+def test_collision_study_is_reproducible_and_exact():
+    a = model_walsh.collision_sgd_study(4, 8, 50, np.random.default_rng(5))
+    b = model_walsh.collision_sgd_study(4, 8, 50, np.random.default_rng(5))
+    assert_array_equal(a.mean, b.mean)
+    assert a.level == 2 and a.p == 1 + 9 + 36 and a.eta == 1 / a.p
+    assert a.checkpoints == model_walsh.collision_checkpoints(a.p) == (23, 46, 92, 184)
+    assert a.mean[0] < 1.0 and np.all(np.diff(a.mean) < 0) and np.all(a.se > 0)
+    with pytest.raises(ValueError):
+        model_walsh.collision_sgd_study(4, 16, 50, np.random.default_rng(0))
+
+
+@pytest.fixture(scope="module")
+def collide():
+    return model_walsh.collision_sgd_study(DEF["d_deep"], DEF["n_deep"], DEF["R_coll"], rng_for(DEF["seed"], "C7"))
+
+
+def test_c7_mutation_collision_law(collide):
+    assert claims.claim_collision_law("C7", collide).passed
+    bad = variant(theory, collision_sgd_mse=theory.wrong_collision_sgd_mse_orthonormal)
+    wrong = claims.claim_collision_law("C7", collide, theory=bad)
+    assert not wrong.passed and wrong.measured > 10
+    wick = variant(theory, collision_sgd_mse=theory.wrong_collision_sgd_mse_wick)
+    wrong = claims.claim_collision_law("C7, Wick", collide, theory=wick)
+    assert not wrong.passed and wrong.measured > 4  # Gaussian fourth moments: about 5 SE off at the defaults
+    short = variant(theory, collision_sgd_mse=lambda A, T, eta, ts: np.ones(2))
+    assert not claims.claim_collision_law("C7", collide, theory=short).passed  # fails, does not crash
+    nan = variant(theory, collision_sgd_mse=lambda A, T, eta, ts: np.full(4, np.nan))
+    assert not claims.claim_collision_law("C7", collide, theory=nan).passed
+
+
+def test_sample_skewness_and_rank_of_the_symbolic_stack():
+    from scipy.stats import skew
+    x = np.random.default_rng(0).exponential(size=(500, 3)) ** np.array([1.0, 2.0, 0.5])
+    assert_allclose(model_walsh.sample_skewness(x), skew(x, axis=0), rtol=1e-12)
+    assert_array_equal(model_walsh.sample_skewness(np.ones((5, 2))), [0.0, 0.0])
+    run = model_walsh.symbolic_closure_run(6, [3, 7, 15], 3)
+    assert run.rank_last == run.q_last < run.p_last
+
+
+def test_skew_corrected_z():
+    z = np.linspace(-60.0, 60.0, 2001)
+    assert_array_equal(claims.skew_corrected_z(z, 0.0, 400), z)
+    for g in (1.3, -1.3, 5.0):
+        zc = claims.skew_corrected_z(z, g, 400)
+        assert np.all(np.diff(zc) >= 0)  # increasing: a large error is never folded back
+        johnson = z + g * (1 + 2 * z**2) / (6 * np.sqrt(400))
+        small = np.abs(z) <= 4
+        assert np.max(np.abs(zc - johnson)[small]) <= (g / 60) ** 2 * 64 / 3 + 1e-12  # the cubic term only
+    assert claims.skew_corrected_z(np.array([np.inf, -np.inf, np.nan]), 1.3, 400).tolist() == [np.inf] * 3
+
+
+def test_wick_law_differs_from_the_characters_law():
+    ent = [1, 2, 4]
+    masks = [0, *ent, 3, 5, 6]
+    ts = [0, 1, 5, 20]
+    law = theory.collision_sgd_mse(masks, 5, 1 / 7, ts)
+    wick = theory.wrong_collision_sgd_mse_wick(masks, 5, 1 / 7, ts)
+    assert wick[0] == law[0] == 1.0 and np.all(np.abs(wick[1:] - law[1:]) > 1e-3)
+    # one step from w = 0 on features (x0, x1), target x0: Wick's E[phi phi^T y^2] = G + 2 g g^T
+    assert_allclose(theory.wrong_collision_sgd_mse_wick([1, 2], 1, 0.5, [1]), [1 - 2 * 0.5 + 0.25 * (2 + 2)])

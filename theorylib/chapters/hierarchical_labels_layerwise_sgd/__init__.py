@@ -33,17 +33,24 @@ CHAPTER = Chapter(
         Param("batch", 128, "int", "C4: mini-batch size", low=128, high=256),
         Param("lr", 0.05, "float", "C4: SGD learning rate (layerwise and baseline)", low=0.03, high=0.05),
         Param("n_test", 8192, "int", "C4, C6: fresh test inputs", low=1024, high=65536),
-        Param("d_deep", 8, "int", "C5, C6: leaves of the chain and the tree, a hidden ordered subset of the "
+        Param("d_deep", 8, "int", "C5, C6, C7: leaves of the chain and the tree, a hidden ordered subset of the "
               "n_deep inputs", low=4, high=8, power_of_two=True),
-        Param("n_deep", 12, "int", "C5, C6: inputs (C5 enumerates all 2^n_deep of them)", low=8, high=12),
+        Param("n_deep", 12, "int", "C5, C6, C7: inputs (C5 and C7 enumerate all 2^n_deep of them)", low=8,
+              high=12),
+        Param("d_sym", 16, "int", "C5c, C5d: leaves of the chain and the tree, a hidden ordered subset of the "
+              "n_sym inputs (each block's fit computed through Walsh characters)", low=4, high=16,
+              power_of_two=True),
+        Param("n_sym", 32, "int", "C5c, C5d: inputs (2^n_sym points, never enumerated)", low=16, high=32),
+        Param("R_coll", 400, "int", "C7: independent SGD runs of the chain's whole-stream block", low=400,
+              high=4000),
         Param("rf_width", 1024, "int", "C6: random ReLU neurons per block", low=1024, high=2048),
         Param("rf_train", 8192, "int", "C6: fresh samples for each block's ridge read-out", low=8192,
               high=16384),
     ),
     alternatives={
-        "A": {"m_law": 6, "d_exact": 8, "width": 96, "n_deep": 10},
+        "A": {"m_law": 6, "d_exact": 8, "width": 96, "n_deep": 10, "n_sym": 24},
         "B": {"m_law": 12, "R_law": 300, "n_blocks": 4, "steps_per_block": 4000, "lr": 0.03, "d_deep": 4,
-              "rf_width": 1536},
+              "rf_width": 1536, "d_sym": 8, "R_coll": 1000},
     },
     proves=(
         'With a hint at every level, layerwise SGD learns a hierarchy of parities at a cost of O(p) samples '
@@ -51,8 +58,9 @@ CHAPTER = Chapter(
         'per label, a tree one per level'
     ),
     checks=(
-        'the exact second-moment law of SGD, crossing times and the composed budget on parity '
-        'hierarchies, the depth of a chain versus a tree on the whole cube, random-feature blocks, and a '
-        'small residual network trained layerwise versus end to end'
+        'the exact second-moment law of SGD (also with colliding features), crossing times and the composed '
+        'budget on parity hierarchies, the depth of a chain versus a tree on the whole cube (to depth 15 '
+        'through Walsh characters), random-feature blocks, and a small residual network trained layerwise '
+        'versus end to end'
     ),
 )

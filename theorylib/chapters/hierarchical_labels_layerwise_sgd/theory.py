@@ -12,6 +12,11 @@ level through its ``p = 1 + m + m(m-1)/2`` degree-<=2 monomials.
   :func:`no_hint_mse` (``2 - (1 - 1/p)^t``, Parseval and the no-hint recursion).
 * **Theorem D** (the layerwise closure, chain versus tree): :func:`chain_labels_known` (one label per
   block: depth d - 1) and :func:`tree_labels_known` (one level per block: depth log2 d).
+* **Lemma (colliding characters) and C5c, C5d**: the same counts at depth 15, where the model computes each
+  block's fit through Walsh characters instead of enumerating the cube.
+* **Proposition (SGD with colliding features)**: :func:`chain_block_characters` (the monomials of the
+  chain's whole-stream block as characters) and :func:`collision_sgd_mse` (the exact first- and
+  second-moment recursion of batch-1 SGD, hence the mean test error, C7).
 * **C4, C6** (the residual network and the random-feature learner, not proved here):
   :func:`layerwise_top_accuracy` (the hierarchy is learned) and :func:`baseline_top_accuracy` (chance
   without hints).
@@ -27,6 +32,7 @@ Pure functions, no random numbers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import combinations
 
 import numpy as np
 
@@ -234,6 +240,87 @@ def tree_labels_known(d: int, k: int) -> int:
 def wrong_tree_one_label_per_block(d: int, k: int) -> int:
     """Wrong theory: the tree is learned one label per block, as the chain is (depth d - 1 for the top)."""
     return chain_labels_known(d, k)
+
+
+# ---------------------------------------------------------------------------------------------
+# Proposition: batch-1 SGD on a whole-stream block with colliding characters (C7)
+# ---------------------------------------------------------------------------------------------
+
+
+def chain_block_characters(leaves: Sequence[int], n_in: int, level: int) -> tuple[np.ndarray, int]:
+    """The chain's block at ``level`` k reads the stream (x_1..x_N, l_1..l_{k-1}): its monomials 1, h_a,
+    h_a h_b (a < b) are the characters chi_A with the bitmasks A returned (A = 0: the constant), and its
+    target l_k is chi_T with T = S_k = {pi(1), ..., pi(k+1)}."""
+    lv = [int(a) for a in leaves]
+    S, m = [], 1 << lv[0]
+    for a in lv[1:]:
+        m |= 1 << a
+        S.append(m)
+    k = check_int("level", level, low=1, high=len(S))
+    ent = [1 << a for a in range(check_positive_int("n_in", n_in))] + S[: k - 1]
+    masks = [0, *ent] + [ent[a] ^ ent[b] for a, b in combinations(range(len(ent)), 2)]
+    return np.array(masks, dtype=np.int64), S[k - 1]
+
+
+def collision_sgd_mse(masks: Sequence[int], target: int, eta: float, checkpoints: Sequence[int]) -> np.ndarray:
+    """The proposition's exact law: E MSE_t = tr(G S_t) - 2 g^T M_t + 1 at each checkpoint t, for batch-1 SGD
+    from w = 0 on the features chi_{A_a} (masks, repetitions allowed) with target chi_T, where
+    M_{t+1} = M_t - eta (G M_t - g) and
+    S_{t+1} = S_t - eta (G S_t + S_t G) + eta^2 (F(S_t) + G) + eta (J_t + J_t^T), J_t = M_t g^T - eta K(M_t),
+    G_ab = 1[A_a = A_b], g_a = 1[A_a = T], F(S)_ab = sum over A_c ^ A_d = A_a ^ A_b of S_cd,
+    K(M)_ab = sum over A_c = T ^ A_a ^ A_b of M_c."""
+    A = np.asarray(masks, dtype=np.int64)
+    eta = check_positive("step size eta", eta)
+    ts = [check_int("checkpoint", t, low=0) for t in checkpoints]
+    p = A.size
+    G = (A[:, None] == A[None, :]).astype(float)
+    g = (A == target).astype(float)
+    D = A[:, None] ^ A[None, :]
+    dcls = np.unique(D, return_inverse=True)[1].reshape(p, p)
+    chars, cls = np.unique(A, return_inverse=True)
+    TD = target ^ D
+    pos = np.minimum(np.searchsorted(chars, TD), chars.size - 1)
+    hit = chars[pos] == TD
+    M, S = np.zeros(p), np.zeros((p, p))
+    out = {}
+    for t in range(max(ts) + 1):
+        out[t] = float(np.sum(G * S) - 2.0 * g @ M + 1.0)
+        FS = np.bincount(dcls.ravel(), weights=S.ravel())[dcls]
+        KM = np.where(hit, np.bincount(cls, weights=M, minlength=chars.size)[pos], 0.0)
+        J = np.outer(M, g) - eta * KM
+        S = S - eta * (G @ S + S @ G) + eta**2 * (FS + G) + eta * (J + J.T)
+        M = M - eta * (G @ M - g)
+    return np.array([out[t] for t in ts])
+
+
+def wrong_collision_sgd_mse_orthonormal(masks: Sequence[int], target: int, eta: float,
+                                        checkpoints: Sequence[int]) -> np.ndarray:
+    """Wrong theory: Thm A at B = 1 applied as if the p monomials were distinct characters with the target
+    among them, E MSE_t = rho^t, rho = 1 - 2 eta + eta^2 p (the collisions ignored)."""
+    rho = sgd_contraction(eta, 1, len(masks))
+    return np.array([rho ** check_int("checkpoint", t, low=0) for t in checkpoints])
+
+
+def wrong_collision_sgd_mse_wick(masks: Sequence[int], target: int, eta: float,
+                                 checkpoints: Sequence[int]) -> np.ndarray:
+    """Wrong theory: the proposition's recursion with the Gaussian (Wick/Isserlis) fourth moments
+    E[phi_a phi_b phi_c phi_d] = G_ab G_cd + G_ac G_bd + G_ad G_bc in place of 1[A_a ^ A_b ^ A_c ^ A_d = 0]
+    (also with the target as the fourth factor): F(S) = G tr(G S) + 2 G S G, K(M) = G (g^T M) + (G M) g^T
+    + g (G M)^T, and E[phi phi^T y^2] = G + 2 g g^T."""
+    A = np.asarray(masks, dtype=np.int64)
+    G = (A[:, None] == A[None, :]).astype(float)
+    g = (A == target).astype(float)
+    ts = [check_int("checkpoint", t, low=0) for t in checkpoints]
+    M, S = np.zeros(A.size), np.zeros((A.size, A.size))
+    out = {}
+    for t in range(max(ts) + 1):
+        out[t] = float(np.sum(G * S) - 2.0 * g @ M + 1.0)
+        GM = G @ M
+        FS = G * np.sum(G * S) + 2.0 * G @ S @ G
+        J = np.outer(M, g) - eta * (G * (g @ M) + np.outer(GM, g) + np.outer(g, GM))
+        S = S - eta * (G @ S + S @ G) + eta**2 * (FS + G + 2.0 * np.outer(g, g)) + eta * (J + J.T)
+        M = M - eta * (G @ M - g)
+    return np.array([out[t] for t in ts])
 
 
 # ---------------------------------------------------------------------------------------------
