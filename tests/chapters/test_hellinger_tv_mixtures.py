@@ -10,7 +10,7 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_less
 from scipy import special
 
-from theorylib.chapters.hellinger_tv_mixtures import CHAPTER, model, model_fits, model_float, theory
+from theorylib.chapters.hellinger_tv_mixtures import CHAPTER, model, model_fits, model_float, model_product, theory
 from theorylib.chapters.hellinger_tv_mixtures import claims as cl
 from theorylib.core import rng_for
 from theorylib.core.theory import variant
@@ -530,3 +530,248 @@ def test_fp_claims_show_bounds(sweep):
     for c in (cl.claim_c1_identity("a", sweep.tilted), cl.claim_c1_tv("b", sweep.tilted),
               cl.claim_c1_h("c", sweep.tilted)):
         assert c.fp and c.passed
+
+
+# --------------------------------------------------------------------------------------------------
+# R^d: the bound, the chi_d tail moments, the product pair (C7)
+
+PRODUCT_L = [(10, 10), (10, 18), (18, 18), (14, 22)]  # the notebook's pairs
+
+
+@pytest.fixture(scope="module")
+def products():
+    m = DEF["M"] / math.sqrt(2)
+    return [model_product.measure_product_pair(L1, L2, m, m, panels=DEF["quad_panels"], nodes=DEF["quad_nodes"])
+            for L1, L2 in PRODUCT_L]
+
+
+def test_rd_bound_at_d1_is_the_line_bound():
+    """B_{M,1} against Theorem 'upper' written out with 2 Phibar and the series tail moments of C4d."""
+    tv = np.logspace(-60, -1, 25)
+    for M in (0.5, 1.0, 2.0):
+        le, lz = model_float.tail_moments_series(M, 300)
+        Ls = np.arange(301)
+        log_a = np.logaddexp(2 * Ls + 2 * np.logaddexp(np.log(tv)[:, None], le), 2 * lz).min(axis=1)
+        T = M + np.arange(0.0, 30.0 + 1e-12, 0.05)
+        log_b = np.logaddexp(math.log(2) + special.log_ndtr(-(T - M))[None, :],
+                             math.log(4) + M * T[None, :] + M * M / 2 + log_a[:, None]).min(axis=1)
+        assert_allclose(np.log(theory.rd_bound(tv, M, 1)[0]), log_b, rtol=1e-11)
+        assert_allclose(theory.thm71_bound(tv, M)[0], theory.rd_bound(tv, M, 1)[0], rtol=0)
+        le1, lz1 = theory.eta_zeta(M, 300)
+        assert_allclose(le1, le, rtol=1e-11)
+        assert_allclose(lz1, lz, rtol=1e-11)
+
+
+def test_chi_tail_closed_forms():
+    t = np.array([0.0, 0.3, 1.0, 2.5, 7.0])
+    assert_allclose(theory.log_chi_tail(t, 1), np.log(2 * special.ndtr(-t)), rtol=1e-13, atol=1e-15)
+    assert_allclose(theory.log_chi_tail(t, 2), -t**2 / 2, rtol=1e-13, atol=1e-15)
+    assert_allclose(theory.log_chi_tail(t, 3), np.log(2 * special.ndtr(-t) + 2 * t * np.exp(-t**2 / 2)
+                                                     / math.sqrt(2 * math.pi)), rtol=1e-12, atol=1e-15)
+
+
+def test_eta_zeta_d2_against_mpmath():
+    M, d = 1.0, 2
+    le, lz = theory.eta_zeta_d(M, d, 40)
+    for L in (0, 5, 20, 40):
+        def rho(r, L=L):
+            return mpmath.exp(M * r) * mpmath.gammainc(L + 1, 0, M * r, regularized=True)
+        with mpmath.workdps(30):
+            eta = mpmath.quad(lambda r: rho(r) * r * mpmath.exp(-r * r / 2), mpmath.linspace(0, 60, 61))
+            zeta2 = mpmath.quad(lambda r: rho(r) ** 2 * r * mpmath.exp(-r * r / 2), mpmath.linspace(0, 60, 61))
+        assert abs(le[L] - float(mpmath.log(eta))) <= 1e-10 * max(1.0, abs(le[L]))
+        assert abs(2 * lz[L] - float(mpmath.log(zeta2))) <= 1e-10 * max(1.0, abs(2 * lz[L]))
+
+
+def test_rd_bound_grows_with_d():
+    tv = np.logspace(-40, -5, 8)
+    b1, b2, b3 = (theory.h2_bound_rd(tv, 1.0, d) for d in (1, 2, 3))
+    assert_array_less(b1, b2)
+    assert_array_less(b2, b3)
+
+
+def test_product_tv_factorizes_on_the_tensor_rule(products):
+    for m in products:
+        assert abs(m.log_tv - sum(m.log_tv_factors)) <= 1e-12
+        assert m.log_tail_bound - 2 * m.log_h < -40  # the cut-off costs nothing
+
+
+def test_product_factors_match_closed_forms(products):
+    for m in products:
+        for L, Mi, lt in zip(m.L, m.M, m.log_tv_factors, strict=True):
+            assert abs(lt - theory.log_tv_closed(L, Mi)[0]) <= 1e-9
+
+
+def test_product_pair_in_mp_from_its_2d_atoms():
+    """The distributive evaluation equals the 2-D double sum over the product atoms."""
+    L1, L2, M1, M2, dps = 4, 6, 0.6, 0.7, 60
+    p1, p2 = model.fd_pair_mp(L1, M1, dps=dps), model.fd_pair_mp(L2, M2, dps=dps)
+    x = np.array([[0.3, 1.7], [-2.2, 0.9], [3.1, -4.0]])
+    with mpmath.workdps(dps):
+        a1, a2 = p1.atoms(), p2.atoms()
+        for x1, x2 in x:
+            f1P, f1Q = (model.mixture_density_mp([x1], a1, w, dps)[0] for w in (p1.w_P, p1.w_Q))
+            f2P, f2Q = (model.mixture_density_mp([x2], a2, w, dps)[0] for w in (p2.w_P, p2.w_Q))
+            phi = [[mpmath.npdf(x1 - s) * mpmath.npdf(x2 - t) for t in a2] for s in a1]
+            fP = mpmath.fsum((p1.w_P[i] * p2.w_P[j] + p1.w_Q[i] * p2.w_Q[j]) * phi[i][j] / 2
+                             for i in range(len(a1)) for j in range(len(a2)))
+            fQ = mpmath.fsum((p1.w_P[i] * p2.w_Q[j] + p1.w_Q[i] * p2.w_P[j]) * phi[i][j] / 2
+                             for i in range(len(a1)) for j in range(len(a2)))
+            assert abs(fP - (f1P * f2P + f1Q * f2Q) / 2) < mpmath.mpf(10) ** -50
+            assert abs((fP - fQ) - (f1P - f1Q) * (f2P - f2Q) / 2) < mpmath.mpf(10) ** -50
+
+
+def test_product_remainder_bound_is_small_and_positive():
+    m = 1 / math.sqrt(2)
+    r10 = theory.product_log_ratio(10, 10, m, m)[1]
+    r18 = theory.product_log_ratio(18, 18, m, m)[1]
+    assert 0 < r18 < r10 < 1e-15
+
+
+def test_psi_expansion_remainder_bound():
+    """0 <= psi(u) - u/2 - u^2/8 <= 3u^3/8 on [0, 1], with equality at u = 1 (psi(1) = 1)."""
+    u = np.linspace(0.0, 1.0, 2001)
+    omega = 1 - np.sqrt(1 - u) - u / 2 - u**2 / 8
+    assert np.all(omega >= -1e-15)
+    assert np.all(omega <= 3 * u**3 / 8 + 1e-15)
+    assert abs(omega[-1] - 3 / 8) < 1e-15
+
+
+def test_product_second_order_term_is_minus_kappa_over_eight():
+    """To first order in kappa the correction is -(kappa_1 + kappa_2)/8, kappa_i = E t_i^2 / E t_i."""
+    m = 2 / math.sqrt(2)
+    full = theory.product_log_ratio(10, 12, m, m)[0]
+    first = theory.wrong_product_log_ratio_first_order(10, 12, m, m)[0]
+    np.testing.assert_allclose(full - first, theory.product_second_order(10, 12, m, m)[0], rtol=1e-4)
+    kappas = [math.exp(theory.log_tilt_moment(L, m, 2) - theory.log_tilt_moment(L, m, 1)) for L in (10, 12)]
+    assert kappas[0] > 1e-7
+    np.testing.assert_allclose(full - first, -(kappas[0] + kappas[1]) / 8, rtol=1e-5)
+
+
+def test_product_stirling_form_is_the_limit():
+    m = 1 / math.sqrt(2)
+    gaps = []
+    for L in (20, 40, 80):
+        n = L + 1
+        gaps.append(abs(theory.product_log_ratio(L, L, m, m)[0] - (n * math.log(2) - math.log(2) - 1 / 3)))
+    assert gaps[0] > gaps[1] > gaps[2]
+    assert gaps[2] < 5e-3
+
+
+def test_c7a_product_ratio_holds_and_rejects_wrong_theories(products):
+    assert cl.claim_c7_product_ratio("C7a", products).passed
+    one = cl.claim_c7_product_ratio("C7a", products,
+                                    theory=variant(theory, product_log_ratio=theory.wrong_product_log_ratio_as_1d))
+    half = cl.claim_c7_product_ratio("C7a", products,
+                                     theory=variant(theory, product_log_ratio=theory.wrong_product_log_ratio_no_sqrt2))
+    assert not one.passed and one.measured > 0.1
+    assert not half.passed and abs(half.measured - 0.5 * math.log(2)) < 1e-6
+
+
+def test_c7a_resolves_the_second_order_term_of_the_product_law(products):
+    # the first-order law H^2 = 2 H_1^2 H_2^2 misses the smallest pair by ~1.5e-11 > C7_TOL
+    first = cl.claim_c7_product_ratio(
+        "C7a", products, theory=variant(theory, product_log_ratio=theory.wrong_product_log_ratio_first_order))
+    assert not first.passed and first.measured > 10 * cl.C7_TOL
+
+
+def test_c7a_a_large_stated_remainder_does_not_rescue_a_wrong_law(products):
+    """A theory cannot pass C7a by stating a remainder as large as the effect: the allowance is capped."""
+    def loose(*args):
+        pred, _ = theory.product_log_ratio(*args)
+        return pred + 1e-9, 1.0
+    claim = cl.claim_c7_product_ratio("C7a", products, theory=variant(theory, product_log_ratio=loose))
+    assert not claim.passed and claim.measured > 5e-10
+    # the true remainder bound lies far below the cap, so the cap never binds for the proved law
+    ok = cl.claim_c7_product_ratio("C7a", products)
+    np.testing.assert_array_equal(ok.details["allowances"], ok.details["remainders"])
+
+
+def test_c7a_fails_on_a_nan_prediction(products):
+    def nan_law(*args):
+        return float("nan"), 0.0
+    assert not cl.claim_c7_product_ratio("C7a", products, theory=variant(theory, product_log_ratio=nan_law)).passed
+
+
+def test_c7a_rejects_a_second_order_term_off_by_a_fifth(products):
+    def scaled(*args):
+        pred, rem = theory.product_log_ratio(*args)
+        first = theory.wrong_product_log_ratio_first_order(*args)[0]
+        return first + 1.2 * (pred - first), rem
+    assert not cl.claim_c7_product_ratio("C7a", products, theory=variant(theory, product_log_ratio=scaled)).passed
+
+
+def test_c1a_fails_on_a_nan_that_does_not_come_first(sweep):
+    import mpmath
+
+    def nan_tail(x, L, M, dps):  # right at the first node, NaN at the others
+        vals = theory.tilted_difference_mp(x, L, M, dps)
+        return [vals[0]] + [mpmath.mpf("nan")] * (len(vals) - 1)
+    claim = cl.claim_c1_identity("C1a", sweep.tilted[-1:], theory=variant(theory, tilted_difference_mp=nan_tail))
+    assert not claim.passed
+
+
+def test_c4d_fails_on_a_nan_that_does_not_come_first():
+    M, L_top = DEF["M"], 40
+    le, lz = theory.eta_zeta(M, L_top)
+    bad = variant(theory, eta_zeta=lambda m, n: (theory.eta_zeta(m, n)[0], theory.eta_zeta(m, n)[1] * np.nan))
+    assert cl.claim_c4_tail_moments("C4d", le, lz, M).passed
+    assert not cl.claim_c4_tail_moments("C4d", le, lz, M, theory=bad).passed
+
+
+def test_c7b_rd_bound_holds_and_rejects_polylog(products):
+    tv = np.array([m.tv for m in products])
+    h = np.array([m.h for m in products])
+    assert cl.claim_c7_rd_bound("C7b", tv, h, DEF["M"], 2).passed
+    wrong = cl.claim_c7_rd_bound("C7b", tv, h, DEF["M"], 2,
+                                 theory=variant(theory, h2_bound_rd=theory.wrong_h2_bound_rd_polylog))
+    assert not wrong.passed
+
+
+def test_product_panel_doubling_small(products):
+    assert model_product.product_panel_doubling(products[0], panels=DEF["quad_panels"],
+                                                nodes=DEF["quad_nodes"]) < 1e-12
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: theory.log_chi_tail(-1.0, 2), "t must be"),
+    (lambda: theory.log_chi_tail(1.0, 0), "d"),
+    (lambda: theory.rd_bound(0.0, 1.0, 2), "tv must lie"),
+    (lambda: theory.log_tilt_moment(10, 1.0, 0), "k"),
+    (lambda: theory.product_log_ratio(11, 10, 0.7, 0.7), "even"),
+    (lambda: model_product.measure_product_pair(10, 10, -1.0, 0.7), "M"),
+])
+def test_bad_input_rd(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_tilted_f_norms_against_closed_form(sweep):
+    from scipy import integrate
+
+    for m in (sweep.tilted[0], sweep.tilted[-1]):
+        l1, l2 = model_float.tilted_f_norms(m)
+        assert abs(l1 - (math.log(2) + m.log_tv)) <= 1e-12
+        n, M = m.n, m.M
+        log_s = theory.log_s_tilted(m.L, M)
+        # E F^2 = s^2 E (2 sinh(M Z / n))^{2n}, peak of the integrand near z = sqrt(2n)
+        zp = math.sqrt(2 * n)
+
+        def g(z, n=n, M=M, zp=zp):
+            return math.exp(2 * n * (math.log(2 * math.sinh(M * z / n)) - math.log(2 * math.sinh(M * zp / n)))
+                            - 0.5 * (z * z - zp * zp))
+
+        val = integrate.quad(g, 0, zp + 40, points=[zp], epsrel=1e-13, limit=400)[0]
+        log_ef2 = (2 * log_s + 2 * n * math.log(2 * math.sinh(M * zp / n)) - 0.5 * zp * zp
+                   - 0.5 * math.log(2 * math.pi) + math.log(2 * val))
+        assert abs(2 * l2 - log_ef2) <= 1e-9
+
+
+def test_tail_bounds_hold_on_tilted_pairs_with_slack_n_to_the_n(sweep):
+    le, lz = model_float.tail_moments_series(sweep.M, 300)
+    for m in sweep.tilted:
+        l1, l2 = model_float.tilted_f_norms(m)
+        nn = m.n * math.log(m.n) - math.lgamma(m.n + 1)
+        for slack in (math.log(2) + le[m.L] - l1, math.log(2) + lz[m.L] - l2):
+            assert slack > 0
+            assert abs(slack - nn) < 1.0 + 0.05 * nn

@@ -29,12 +29,12 @@ CHAPTER = Chapter(
                  violating={"L_step": 8, "L_max": 40}, satisfying={"L_step": 8, "L_max": 46}),
     ),
     proves=(
-        'For Gaussian location mixtures with mixing measures on [-M, M], H ≤ TV^(1 - o(1)) with an '
+        'For Gaussian location mixtures with mixing measures on a ball of R^d, H ≤ TV^(1 - o(1)) with an '
         'explicit bound; a tilted moment-matching pair shows that the loss in the exponent is sharp up to '
         'its constant'
     ),
     checks=(
         'one dimension: closed forms and asymptotics of TV and H for the tilted pair, at high precision, '
-        'and the inequalities on random pairs'
+        'and the inequalities on random pairs; two dimensions: a product of tilted pairs'
     ),
 )

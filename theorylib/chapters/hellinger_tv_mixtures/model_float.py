@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 from scipy import optimize, special
 
 from theorylib.core.validation import check_positive_int
 
 from ._numerics import ArrayLike, check_M, check_measure, gauss_legendre_panels
-from .model import HALF_LOG_2PI, LOG_2, Sweep, mixture_density
+from .model import HALF_LOG_2PI, LOG_2, FDMeasurement, Sweep, mixture_density
 
 
 def tv_hellinger_float(atoms_P: ArrayLike, w_P: ArrayLike, atoms_Q: ArrayLike, w_Q: ArrayLike, *,
@@ -242,3 +243,18 @@ def thm71_log_curvature_max(x: ArrayLike, log_c: ArrayLike, M: float, h: float, 
     log_fpp = np.logaddexp(LOG_2 + np.log(np.maximum(s, 1e-300)) - 0.5 * s * s - HALF_LOG_2PI,
                            log_exp + 2 * math.log(M))
     return np.exp(np.max(log_fpp - np.logaddexp(log_tail, log_exp), axis=-1))
+
+
+def tilted_f_norms(meas: FDMeasurement) -> tuple[float, float]:
+    """(log ||F||_1, log ||F||_2) in L^p(phi) of F = (f_P - f_Q)/phi, from a sweep measurement's mp values.
+
+    ||F||_1 = int |f_P - f_Q| = 2 TV and ||F||_2^2 = int (f_P - f_Q)^2 / phi, both folded onto [0, X] (f_P - f_Q
+    is odd for the finite-difference pairs) and summed on the measurement's own Gauss-Legendre rule, in log space.
+    """
+    _, w = gauss_legendre_panels(0.0, meas.X, meas.panels, meas.nodes)
+    log_h = np.array([float(mpmath.log(abs(v))) if v != 0 else -math.inf for v in meas.diff])
+    log_w = np.log(w)
+    x = np.asarray(meas.x, dtype=float)
+    log_l1 = LOG_2 + float(special.logsumexp(log_w + log_h))
+    log_l2 = 0.5 * (LOG_2 + float(special.logsumexp(log_w + 2 * log_h + 0.5 * x * x + HALF_LOG_2PI)))
+    return log_l1, log_l2

@@ -310,27 +310,15 @@ def log_rho_tail(u: ArrayLike, L: int | np.ndarray) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=16)
-def _eta_zeta(M: float, L_top: int) -> tuple[np.ndarray, np.ndarray]:
-    Ls = np.arange(L_top + 1)
-    z, w = gauss_legendre_panels(0.0, math.sqrt(2 * L_top + 2) + 40.0, 120, 20)
-    z = z[z > 0]
-    w = w[-z.size:]
-    lr = log_rho_tail(M * z[:, None], Ls[None, :])  # (nodes, L)
-    lphi = (-0.5 * z * z - HALF_LOG_2PI + np.log(2.0 * w))[:, None]  # E g(|Z|) = 2 int_0^inf phi g
-    log_eta = special.logsumexp(lr + lphi, axis=0)
-    log_zeta = 0.5 * special.logsumexp(2 * lr + lphi, axis=0)
-    return log_eta, log_zeta
-
-
 def eta_zeta(M: float, L_top: int = 300) -> tuple[np.ndarray, np.ndarray]:
-    """(log eta_L, log zeta_L) for L = 0..L_top: eta_L = E rho_L(M|Z|), zeta_L^2 = E rho_L(M|Z|)^2."""
-    return _eta_zeta(check_M(M), check_int("L_top", L_top, low=0))
+    """(log eta_L, log zeta_L) for L = 0..L_top: eta_L = E rho_L(M|Z|), zeta_L^2 = E rho_L(M|Z|)^2 (d = 1 of
+    :func:`eta_zeta_d`)."""
+    return _eta_zeta_d(check_M(M), 1, check_int("L_top", L_top, low=0))
 
 
 def wrong_eta_zeta_l1(M: float, L_top: int = 300) -> tuple[np.ndarray, np.ndarray]:
     """WRONG THEORY: zeta_L = eta_L (the L^2 norm of the Taylor tail replaced by its L^1 norm)."""
-    log_eta, _ = _eta_zeta(check_M(M), check_int("L_top", L_top, low=0))
+    log_eta, _ = _eta_zeta_d(check_M(M), 1, check_int("L_top", L_top, low=0))
     return log_eta, log_eta.copy()
 
 
@@ -341,23 +329,9 @@ def thm71_bound(tv: ArrayLike, M: float, L_top: int = 300, T_span: float = 30.0,
     The L'-part A(L') = e^{2L'} (tv + eta_L')^2 + zeta_L'^2 enters monotonically, so it is minimized first.
     Returns (B, L_best, T_best), each of the shape of ``tv``; B may exceed 1 (then the bound is vacuous).
     The minimum over the grids is continuous in tv, so a near-tie of two grid points moves B by rounding only.
+    It is :func:`rd_bound` with d = 1 (P(chi_1 > t) = 2 Phibar(t)).
     """
-    M = check_M(M)
-    tvs = np.atleast_1d(np.asarray(tv, dtype=float))
-    if np.any(~np.isfinite(tvs)) or np.any(tvs <= 0) or np.any(tvs > 1):
-        raise ValueError("tv must lie in (0, 1]")
-    log_eta, log_zeta = eta_zeta(M, L_top)
-    Ls = np.arange(L_top + 1)
-    log_a = np.logaddexp(2 * Ls + 2 * np.logaddexp(np.log(tvs)[:, None], log_eta), 2 * log_zeta)
-    best_L = np.argmin(log_a, axis=1)
-    log_a_min = log_a[np.arange(tvs.size), best_L]
-    T = M + np.arange(0.0, T_span + 1e-12, T_step)
-    log_rhs = np.logaddexp(math.log(2.0) + special.log_ndtr(-(T - M))[None, :],
-                           math.log(4.0) + M * T[None, :] + M * M / 2 + log_a_min[:, None])
-    j = np.argmin(log_rhs, axis=1)
-    B = np.exp(log_rhs[np.arange(tvs.size), j])
-    shape = np.shape(tv)
-    return B.reshape(shape), best_L.reshape(shape), T[j].reshape(shape)
+    return rd_bound(tv, M, 1, L_top, T_span, T_step)
 
 
 def wrong_thm71_bound_no_half(tv: ArrayLike, M: float, L_top: int = 300, T_span: float = 30.0,
@@ -425,3 +399,145 @@ def wrong_dilution_sandwich_sign(A: float, C: float, alpha: float) -> dict[str, 
 def wrong_dilution_ratio_limit(A: float, C: float, alpha: float) -> dict[str, float]:
     """WRONG THEORY: H^2/TV^2 -> E F^2 / (E|F|)^2 (the factor 1/2 of H^2 = (1/2) int (sqrt f - sqrt g)^2 lost)."""
     return {**dilution_sandwich(A, C, alpha), "ratio_limit": A}
+
+
+# --------------------------------------------------------------------------------------------------
+# Theorem 'upper' in R^d, and the product pair in R^2
+
+
+def log_chi_tail(t: ArrayLike, d: int) -> np.ndarray:
+    """log P(|Z| > t) for Z ~ N(0, I_d): log Q(d/2, t^2/2) (Q: regularized upper gamma); d = 1 gives 2 Phibar(t)."""
+    d = check_int("d", d, low=1)
+    t = np.asarray(t, dtype=float)
+    if np.any(t < 0):
+        raise ValueError("t must be >= 0")
+    return np.log(special.gammaincc(0.5 * d, 0.5 * t * t))
+
+
+@lru_cache(maxsize=16)
+def _eta_zeta_d(M: float, d: int, L_top: int) -> tuple[np.ndarray, np.ndarray]:
+    Ls = np.arange(L_top + 1)
+    r, w = gauss_legendre_panels(0.0, math.sqrt(2 * L_top + 2 * d) + 40.0, 120, 20)
+    lr = log_rho_tail(M * r[:, None], Ls[None, :])  # (nodes, L)
+    # the chi_d density r^{d-1} e^{-r^2/2} / (2^{d/2-1} Gamma(d/2)) times the weights
+    ldens = (d - 1) * np.log(r) - 0.5 * r * r - (0.5 * d - 1) * LOG_2 - math.lgamma(0.5 * d) + np.log(w)
+    log_eta = special.logsumexp(lr + ldens[:, None], axis=0)
+    log_zeta = 0.5 * special.logsumexp(2 * lr + ldens[:, None], axis=0)
+    return log_eta, log_zeta
+
+
+def eta_zeta_d(M: float, d: int, L_top: int = 300) -> tuple[np.ndarray, np.ndarray]:
+    """(log eta_L, log zeta_L), L = 0..L_top, in R^d: eta_L = E rho_L(M |Z|), zeta_L^2 = E rho_L(M |Z|)^2,
+    |Z| ~ chi_d (the law of the norm of a standard Gaussian vector in R^d)."""
+    return _eta_zeta_d(check_M(M), check_int("d", d, low=1), check_int("L_top", L_top, low=0))
+
+
+def rd_bound(tv: ArrayLike, M: float, d: int, L_top: int = 300, T_span: float = 30.0,
+             T_step: float = 0.05) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """B_{M,d}(tv): the right side of Theorem 'upper-rd' minimized over L' <= L_top and T in M + [0, T_span]:
+
+    P(chi_d > T - M) + 4 e^{MT + M^2/2} [e^{2L'} (tv + eta_L')^2 + zeta_L'^2], tail moments of chi_d.
+    :func:`thm71_bound` is its d = 1. Returns (B, L_best, T_best) of the shape of ``tv``.
+    """
+    M = check_M(M)
+    d = check_int("d", d, low=1)
+    tvs = np.atleast_1d(np.asarray(tv, dtype=float))
+    if np.any(~np.isfinite(tvs)) or np.any(tvs <= 0) or np.any(tvs > 1):
+        raise ValueError("tv must lie in (0, 1]")
+    log_eta, log_zeta = eta_zeta_d(M, d, L_top)
+    Ls = np.arange(L_top + 1)
+    log_a = np.logaddexp(2 * Ls + 2 * np.logaddexp(np.log(tvs)[:, None], log_eta), 2 * log_zeta)
+    best_L = np.argmin(log_a, axis=1)
+    log_a_min = log_a[np.arange(tvs.size), best_L]
+    T = M + np.arange(0.0, T_span + 1e-12, T_step)
+    log_rhs = np.logaddexp(log_chi_tail(T - M, d)[None, :],
+                           math.log(4.0) + M * T[None, :] + M * M / 2 + log_a_min[:, None])
+    j = np.argmin(log_rhs, axis=1)
+    B = np.exp(log_rhs[np.arange(tvs.size), j])
+    shape = np.shape(tv)
+    return B.reshape(shape), best_L.reshape(shape), T[j].reshape(shape)
+
+
+def h2_bound_rd(tv: ArrayLike, M: float, d: int) -> np.ndarray:
+    """Theorem 'upper-rd' as a bound on H^2: H^2 <= B_{M,d}(TV) for mixing measures on the ball of radius M."""
+    return rd_bound(tv, M, d)[0]
+
+
+def wrong_h2_bound_rd_polylog(tv: ArrayLike, M: float, d: int) -> np.ndarray:
+    """WRONG THEORY ('polylog in R^d'): H^2 <= (TV max(1, log(1/TV)))^2, for every M and d."""
+    check_M(M)
+    check_int("d", d, low=1)
+    return polylog_bound(tv)
+
+
+def log_tilt_moment(L: int, M: float, k: int) -> float:
+    """log E_mu t^k of the tilted pair, mu = (f_P + f_Q)/2, t = ((f_P - f_Q)/(f_P + f_Q))^2 = tanh^{2n}(Mx/n).
+
+    E_mu t^k = s int_0^inf phi(x) (2 cosh u)^n tanh^{2kn} u dx, u = M x / n (float64 quad in log space).
+    """
+    L, M = check_L(L), check_M(M)
+    k = check_int("k", k, low=1)
+    n = L + 1
+
+    def log_int(z: np.ndarray) -> np.ndarray:
+        u = M * z / n
+        with np.errstate(divide="ignore"):
+            log_tanh = np.log(u) + _log_sinhc(u) - _log_cosh(u)
+            return -0.5 * z * z - HALF_LOG_2PI + n * LOG_2 + n * _log_cosh(u) + 2 * k * n * log_tanh
+
+    li, _ = _log_quad(log_int, math.sqrt(2 * k * n), math.sqrt(2 * k * n) + M + 40.0)
+    return log_s_tilted(L, M) + li
+
+
+def product_second_order(L1: int, L2: int, M1: float, M2: float) -> tuple[float, float]:
+    """(second-order term, remainder bound) of Proposition 'product' (d) for tilted pairs (L1, M1), (L2, M2).
+
+    With m_{i,k} = E_{mu_i} t_i^k, kappa_i = m_{i,2}/m_{i,1}, lambda_i = m_{i,3}/m_{i,1} (psi(u) = 1 - sqrt(1 - u)
+    = u/2 + u^2/8 + omega(u), 0 <= omega(u) <= 3u^3/8 on [0, 1]): the term
+    (1/2)[log(1 + kappa_1 kappa_2/4) - log(1 + kappa_1/4) - log(1 + kappa_2/4)], about -(kappa_1 + kappa_2)/8,
+    and the bound (3/8)(lambda_1 + lambda_2 + lambda_1 lambda_2) on what is left.
+    """
+    kappas, lambdas = [], []
+    for L, m in ((L1, M1), (L2, M2)):
+        log_m1 = log_tilt_moment(L, m, 1)
+        kappas.append(math.exp(log_tilt_moment(L, m, 2) - log_m1))
+        lambdas.append(math.exp(log_tilt_moment(L, m, 3) - log_m1))
+    term = 0.5 * (math.log1p(kappas[0] * kappas[1] / 4) - math.log1p(kappas[0] / 4) - math.log1p(kappas[1] / 4))
+    return term, 0.375 * (lambdas[0] + lambdas[1] + lambdas[0] * lambdas[1])
+
+
+def product_log_ratio(L1: int, L2: int, M1: float, M2: float) -> tuple[float, float]:
+    """(prediction, remainder bound) for log(H/TV) of the product pair built from tilted pairs (L1, M1), (L2, M2).
+
+    Proposition 'product': TV = TV_1 TV_2 exactly, and
+    log(H/TV) = sum_i log(H_i/TV_i) + (1/2) log 2 + (second-order term) + r, with the term and the bound on |r|
+    from :func:`product_second_order`.
+    """
+    ratio = (log_h_closed(L1, M1)[0] - log_tv_closed(L1, M1)[0] + log_h_closed(L2, M2)[0]
+             - log_tv_closed(L2, M2)[0] + 0.5 * LOG_2)
+    term, remainder = product_second_order(L1, L2, M1, M2)
+    return ratio + term, remainder
+
+
+def wrong_product_log_ratio_first_order(L1: int, L2: int, M1: float, M2: float) -> tuple[float, float]:
+    """WRONG THEORY: H^2 = 2 H_1^2 H_2^2 exactly, the factorization of the first-order Hellinger integrand
+    psi(u) = u/2 read as the law (the second-order term u^2/8, of size -(kappa_1 + kappa_2)/8, dropped)."""
+    ratio = (log_h_closed(L1, M1)[0] - log_tv_closed(L1, M1)[0] + log_h_closed(L2, M2)[0]
+             - log_tv_closed(L2, M2)[0] + 0.5 * LOG_2)
+    return ratio, 0.0
+
+
+def wrong_product_log_ratio_as_1d(L1: int, L2: int, M1: float, M2: float) -> tuple[float, float]:
+    """WRONG THEORY: the product pair read as one 1-D tilted pair with n = n_1 + n_2 and M^2 = M_1^2 + M_2^2,
+    log(H/TV) = (1/2) log((2n-1)!! / (2 (E|Z|^n)^2)) - M^2/3 (Theorem 'sharp' (c)); off by ~(1/4) log 2."""
+    n = check_L(L1) + check_L(L2) + 2
+    m2 = check_M(M1) ** 2 + check_M(M2) ** 2
+    log_dfact = n * LOG_2 + math.lgamma(n + 0.5) - 0.5 * math.log(math.pi)
+    return 0.5 * (log_dfact - LOG_2 - 2 * log_abs_moment(n)) - m2 / 3, 0.0
+
+
+def wrong_product_log_ratio_no_sqrt2(L1: int, L2: int, M1: float, M2: float) -> tuple[float, float]:
+    """WRONG THEORY: log(H/TV) of the product pair = sum of the factors' log(H_i/TV_i), i.e. H = H_1 H_2
+    (the factor sqrt 2 of H^2 = 2 H_1^2 H_2^2 forgotten)."""
+    ratio, rem = product_log_ratio(L1, L2, M1, M2)
+    return ratio - 0.5 * LOG_2, rem
