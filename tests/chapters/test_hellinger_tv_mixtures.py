@@ -10,7 +10,15 @@ import pytest
 from numpy.testing import assert_allclose, assert_array_less
 from scipy import special
 
-from theorylib.chapters.hellinger_tv_mixtures import CHAPTER, model, model_fits, model_float, model_product, theory
+from theorylib.chapters.hellinger_tv_mixtures import (
+    CHAPTER,
+    model,
+    model_chebyshev,
+    model_fits,
+    model_float,
+    model_product,
+    theory,
+)
 from theorylib.chapters.hellinger_tv_mixtures import claims as cl
 from theorylib.core import rng_for
 from theorylib.core.theory import variant
@@ -775,3 +783,158 @@ def test_tail_bounds_hold_on_tilted_pairs_with_slack_n_to_the_n(sweep):
         for slack in (math.log(2) + le[m.L] - l1, math.log(2) + lz[m.L] - l2):
             assert slack > 0
             assert abs(slack - nn) < 1.0 + 0.05 * nn
+
+
+def test_c7b_fails_cleanly_on_a_negative_or_nan_bound(products):
+    tv = np.array([m.tv for m in products])
+    h = np.array([m.h for m in products])
+    for bad in (lambda t, M, d: -theory.h2_bound_rd(t, M, d), lambda t, M, d: np.full_like(t, np.nan)):
+        c = cl.claim_c7_rd_bound("C7b", tv, h, DEF["M"], 2, theory=variant(theory, h2_bound_rd=bad))
+        assert not c.passed
+
+
+def test_measurements_share_tv_h_and_log_ratio(products):
+    m = products[0]
+    assert m.tv == math.exp(m.log_tv) and m.h == math.exp(m.log_h)
+    assert m.log_ratio == m.log_h - m.log_tv
+
+
+# --------------------------------------------------------------------------------------------------
+# the paper's construction on Chebyshev nodes (C8)
+
+CHEB_N = (11, 15)
+
+
+@pytest.fixture(scope="module")
+def cheb():
+    return model_chebyshev.measure_chebyshev_sweep(CHEB_N, DEF["M"], panels=DEF["quad_panels"],
+                                                   nodes=DEF["quad_nodes"])
+
+
+@pytest.mark.parametrize("n", [0, 10, 12, 13.5])
+def test_chebyshev_degree_must_be_odd_and_at_least_11(n):
+    with pytest.raises((ValueError, TypeError)):
+        model_chebyshev.chebyshev_pair_mp(n, 1.0)
+
+
+def test_chebyshev_degrees_of_the_sweep():
+    assert model_chebyshev.chebyshev_degrees(31) == (11, 15, 19, 23, 27, 31)
+    assert model_chebyshev.chebyshev_degrees(30) == (11, 15, 19, 23, 27)
+
+
+@pytest.mark.parametrize("n,M", [(11, 1.0), (19, 0.5), (31, 2.0)])
+def test_chebyshev_pair_matches_the_prescribed_moments(n, M):
+    pair = model_chebyshev.chebyshev_pair_mp(n, M, dps=60)
+    a = min(1.0, M)
+    with mpmath.workdps(60):
+        c = (a * (mpmath.sqrt(2) - 1)) ** (n + 1)
+        for k in range(n + 1):
+            dk = mpmath.fsum(w * t**k for w, t in zip(pair.w, pair.atoms, strict=True))
+            want = c / mpmath.fac2(n - k) if k % 2 else 0
+            assert abs(dk - want) <= mpmath.mpf(10) ** -45 * max(abs(c), 1e-300) + mpmath.mpf(10) ** -50
+    # the atoms are the scaled zeros of T_{n+1}, symmetric, inside [-a, a]; the weights are odd
+    t = np.array([float(v) for v in pair.atoms])
+    w = np.array([float(v) for v in pair.w])
+    assert_allclose(np.cos((n + 1) * np.arccos(t / a)), 0.0, atol=1e-12)
+    assert_allclose(t, -t[::-1], atol=1e-15)
+    assert_allclose(w, -w[::-1], rtol=1e-10, atol=1e-30)
+    # the paper's item 1: |w_j| <= 1/(n + 1), so all four measures are probability measures
+    assert 0 < pair.spread <= 1
+
+
+def test_chebyshev_monomial_part_is_the_closed_form(cheb):
+    # (a): ||g||^2 = ||q||^2 + ||r||^2 with q = c x^n / n!: the exact double sum, less the Hermite tail, is the
+    # closed form of ||q||_2 (an independent route: atoms and moments against (2n - 1)!!)
+    for m in cheb:
+        q2 = 0.5 * math.log(math.exp(2 * m.log_g_l2) - math.exp(2 * m.log_r_l2))
+        assert abs(q2 - theory.chebyshev_log_q_norms(m.n, m.M)[1]) < 1e-10
+
+
+@pytest.mark.parametrize("n", [11, 15])
+def test_chebyshev_q_norms_by_quadrature(n):
+    lq1, lq2 = theory.chebyshev_log_q_norms(n, 0.7)
+    log_c = (n + 1) * math.log(0.7 * (math.sqrt(2) - 1)) - math.lgamma(n + 1)
+    with mpmath.workdps(30):
+        e1 = 2 * mpmath.quad(lambda x: x**n * mpmath.npdf(x), [0, 10, 40])
+        e2 = 2 * mpmath.quad(lambda x: x ** (2 * n) * mpmath.npdf(x), [0, 10, 40])
+    assert abs(lq1 - (log_c + float(mpmath.log(e1)))) < 1e-12
+    assert abs(lq2 - (log_c + 0.5 * float(mpmath.log(e2)))) < 1e-12
+
+
+def test_chebyshev_tv_and_h_against_a_float64_quadrature_on_the_whole_line():
+    # no folding: f_pi and f_eta in float64 from the atoms on [-X, X] (at n = 11 the difference keeps ~8 digits)
+    n, M = 11, 1.0
+    m = model_chebyshev.measure_chebyshev_pair(n, M)
+    pair = model_chebyshev.chebyshev_pair_mp(n, M, dps=m.dps)
+    t = np.array([float(v) for v in pair.atoms])
+    w = np.array([float(v) for v in pair.w])
+    lam = float(pair.lam)
+    x, wq = model_chebyshev.gauss_legendre_panels(-m.X, m.X, 400, 20)
+    phi = np.exp(-0.5 * (x[:, None] - t) ** 2) / math.sqrt(2 * math.pi)
+    f_eta = (1 - lam) * np.exp(-0.5 * x**2) / math.sqrt(2 * math.pi) + lam * phi.mean(axis=1)
+    d = lam / 4 * phi @ w
+    f_pi = f_eta + d
+    tv = 0.5 * np.sum(wq * np.abs(d))
+    h2 = 0.5 * np.sum(wq * d**2 / (np.sqrt(f_pi) + np.sqrt(f_eta)) ** 2)
+    # TV: the book's 40-panel rule is limited by the sign changes of g near 0 (panel doubling 2.4e-5, C8's
+    # quadrature slack 1e-3); H has a smooth integrand
+    assert abs(math.log(tv) - m.log_tv) < 1e-4
+    assert abs(0.5 * math.log(h2) - m.log_h) < 1e-7
+
+
+def test_chebyshev_gaussian_moments_by_quadrature(cheb):
+    # E[g^2 cosh(aZ)] / E[g^2] from the double sums against a direct mp quadrature of g(x)^2 phi(x) cosh(ax)
+    m = cheb[0]
+    pair = model_chebyshev.chebyshev_pair_mp(m.n, m.M, dps=2 * m.dps)
+    with mpmath.workdps(2 * m.dps):
+        def g(x):
+            return mpmath.fsum(wj * mpmath.exp(tj * x - tj**2 / 2) for wj, tj in zip(pair.w, pair.atoms, strict=True))
+        num = mpmath.quad(lambda x: g(x) ** 2 * mpmath.npdf(x) * mpmath.cosh(x), [-30, -10, 0, 10, 30])
+        den = mpmath.quad(lambda x: g(x) ** 2 * mpmath.npdf(x), [-30, -10, 0, 10, 30])
+        assert abs(float(num / den) / m.cosh_ratio - 1) < 1e-8
+        assert abs(0.5 * float(mpmath.log(den)) - m.log_g_l2) < 1e-8
+
+
+def test_c8_claims_hold_and_reject_each_wrong_theory(cheb):
+    assert cl.claim_c8_chebyshev_tv("C8a", cheb).passed
+    assert cl.claim_c8_chebyshev_h("C8b", cheb).passed
+    for wrong in (theory.wrong_chebyshev_log_tv_undiluted, theory.wrong_chebyshev_log_tv_l2):
+        assert not cl.claim_c8_chebyshev_tv("C8a", cheb, theory=variant(theory, chebyshev_log_tv=wrong)).passed
+    for wrong in (theory.wrong_chebyshev_log_h_paper_bound, theory.wrong_chebyshev_log_h_chi2):
+        assert not cl.claim_c8_chebyshev_h("C8b", cheb, theory=variant(theory, chebyshev_log_h=wrong)).passed
+
+
+@pytest.mark.parametrize("shift", [0.3, -0.3])
+def test_c8a_rejects_a_tv_off_by_more_than_the_tail(cheb, shift):
+    # the allowance at n = 11 is -log(1 - rho) ~ 0.27: a constant factor e^{0.3} in TV must fail
+    bad = variant(theory, chebyshev_log_tv=lambda n, M: theory.chebyshev_log_tv(n, M) + shift)
+    assert not cl.claim_c8_chebyshev_tv("C8a", cheb, theory=bad).passed
+
+
+@pytest.mark.parametrize("shift", [3e-3, -4e-3])
+def test_c8b_resolves_h_to_its_interval(cheb, shift):
+    bad = variant(theory, chebyshev_log_h=lambda n, M: theory.chebyshev_log_h(n, M) + shift)
+    assert not cl.claim_c8_chebyshev_h("C8b", cheb, theory=bad).passed
+
+
+def test_c8_fails_cleanly_on_nan(cheb):
+    nan = variant(theory, chebyshev_log_tv=lambda n, M: math.nan, chebyshev_log_h=lambda n, M: math.nan)
+    assert not cl.claim_c8_chebyshev_tv("C8a", cheb, theory=nan).passed
+    assert not cl.claim_c8_chebyshev_h("C8b", cheb, theory=nan).passed
+
+
+def test_c8_allowance_is_nan_when_the_tail_exceeds_the_l1_norm(cheb):
+    import dataclasses
+    m = dataclasses.replace(cheb[0], log_r_l2=cheb[0].log_tv - cheb[0].log_lambda + math.log(8.0) + 0.1)
+    assert math.isnan(cl.chebyshev_tv_allowance(m))
+    assert not cl.claim_c8_chebyshev_tv("C8a", [m]).passed
+
+
+def test_chebyshev_h_interval_brackets_zero_and_is_narrow(cheb):
+    for m in cheb:
+        lo, hi = cl.chebyshev_h_interval(m)
+        assert lo < 0 < hi and hi - lo < 5e-3
+
+
+def test_alpha_star_is_the_papers_exponent():
+    assert_allclose(theory.alpha_star(np.exp(-np.exp(2.0))), 0.33 / 2.0, rtol=1e-14)

@@ -15,6 +15,8 @@ CHAPTER = Chapter(
               high=8, multiple_of=2),
         Param("n_random_pairs", 200, "int", "random discrete pairs in the inequality test bed", low=10, high=2000),
         Param("seed", 0, "int", "all randomness flows from it", low=0),
+        Param("n_cheb_max", 31, "int", "largest degree n of the paper's Chebyshev construction (n = 11, 15, ...)",
+              low=15, high=39),
         Param("quad_panels", 40, "int", "Gauss-Legendre panels on [0, X] for the measured TV and H", low=20, high=160),
         Param("quad_nodes", 20, "int", "Gauss-Legendre nodes per panel", low=10, high=40),
     ),

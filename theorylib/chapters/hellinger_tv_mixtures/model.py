@@ -16,7 +16,7 @@ one exponential per node and a Horner recurrence).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import mpmath
@@ -232,27 +232,63 @@ def pilot_log_tv(L: int, M: float, *, tilted: bool = True, panels: int = 10, nod
                  dps0: int = 30, margin: int = 20, max_dps: int = 4000) -> float:
     """A coarse *measured* log TV of the pair, which sets the working precision and cut-off of the measurement.
 
-    At ``dps`` digits, TV is computed from the atoms with a coarse rule on [0, X], X = cutoff(dps ln 10, M);
-    it is accepted when TV >= 10^-(dps - margin) (resolved with ``margin`` digits to spare; an unresolved
-    difference is rounding noise of size ~n 10^-dps, far below that), otherwise dps is doubled. The
-    decision has a margin of many orders of magnitude, and mpmath's arithmetic is the same on every machine.
+    See :func:`pilot_log_tv_of`; the pair's f_P - f_Q is evaluated from its atoms.
     """
     L, M = check_L(L), check_M(M)
+
+    def abs_diff(x: np.ndarray, dps: int) -> list:
+        fP, fQ = _mp_densities(L, M, tilted, x, dps)
+        return [abs(p - q) for p, q in zip(fP, fQ, strict=True)]
+
+    return pilot_log_tv_of(abs_diff, M, f"the pair (L = {L}, M = {M})", panels=panels, nodes=nodes, dps0=dps0,
+                           margin=margin, max_dps=max_dps)
+
+
+def pilot_log_tv_of(abs_diff: Callable[[np.ndarray, int], list], M: float, what: str, *, panels: int = 10,
+                    nodes: int = 10, dps0: int = 30, margin: int = 20, max_dps: int = 4000) -> float:
+    """log TV = log int_0^X |f_P - f_Q| of a pair whose |f_P - f_Q| is even, measured coarsely from its atoms.
+
+    ``abs_diff(x, dps)`` returns the mp values |f_P - f_Q| at the nodes x >= 0, computed at ``dps`` digits. At
+    ``dps`` digits, TV is computed with a coarse rule on [0, X], X = cutoff(dps ln 10, M); it is accepted when
+    TV >= 10^-(dps - margin) (resolved with ``margin`` digits to spare; an unresolved difference is rounding
+    noise of size ~n 10^-dps, far below that), otherwise dps is doubled. The decision has a margin of many
+    orders of magnitude, and mpmath's arithmetic is the same on every machine.
+    """
+    M = check_M(M)
     dps = check_dps(dps0)
     while dps <= max_dps:
         x, w = gauss_legendre_panels(0.0, cutoff(dps * LOG_10, M), panels, nodes)
-        fP, fQ = _mp_densities(L, M, tilted, x, dps)
+        d = abs_diff(x, dps)
         with mpmath.workdps(dps):
-            tv = mpmath.fsum(mpmath.mpf(float(wi)) * abs(p - q) for wi, p, q in zip(w, fP, fQ, strict=True))
+            tv = mpmath.fsum(mpmath.mpf(float(wi)) * di for wi, di in zip(w, d, strict=True))
             log_tv = float(mpmath.log(tv)) if tv > 0 else -math.inf
         if log_tv >= -(dps - margin) * LOG_10:
             return log_tv
         dps *= 2
-    raise ValueError(f"TV of the pair (L = {L}, M = {M}) is not resolved at {max_dps} digits")
+    raise ValueError(f"TV of {what} is not resolved at {max_dps} digits")
+
+
+class LogDistances:
+    """TV, H and log(H/TV) of a measurement that stores log TV and log H (the measured pairs' common face)."""
+
+    log_tv: float
+    log_h: float
+
+    @property
+    def tv(self) -> float:
+        return math.exp(self.log_tv)
+
+    @property
+    def h(self) -> float:
+        return math.exp(self.log_h)
+
+    @property
+    def log_ratio(self) -> float:
+        return self.log_h - self.log_tv
 
 
 @dataclass(frozen=True, eq=False)
-class FDMeasurement:
+class FDMeasurement(LogDistances):
     """TV and H of a finite-difference pair measured from its atoms (mpmath sums + Gauss-Legendre).
 
     ``x``, ``diff`` and ``total`` are the nodes and the mp values of f_P - f_Q and f_P + f_Q there (the data
@@ -277,14 +313,6 @@ class FDMeasurement:
     @property
     def n(self) -> int:
         return self.L + 1
-
-    @property
-    def tv(self) -> float:
-        return math.exp(self.log_tv)
-
-    @property
-    def h(self) -> float:
-        return math.exp(self.log_h)
 
 
 def measure_fd_pair(L: int, M: float, *, tilted: bool = True, panels: int = 40, nodes: int = 20,

@@ -20,13 +20,13 @@ import numpy as np
 from scipy import special
 
 from ._numerics import check_L, check_M, gauss_legendre_panels
-from .model import _mp_densities, cutoff, pilot_log_tv, working_dps
+from .model import LogDistances, _mp_densities, cutoff, pilot_log_tv, working_dps
 
 LOG_2 = math.log(2.0)
 
 
 @dataclass(frozen=True, eq=False)
-class ProductMeasurement:
+class ProductMeasurement(LogDistances):
     """TV and H of the product pair measured by 2-D quadrature, with the factors' TV on the same rules."""
 
     L: tuple[int, int]
@@ -38,17 +38,6 @@ class ProductMeasurement:
     X: tuple[float, float]
     log_tail_bound: float  # log of sum_i 4 Phibar(X_i - M_i) >= twice the neglected part of H^2
 
-    @property
-    def tv(self) -> float:
-        return math.exp(self.log_tv)
-
-    @property
-    def h(self) -> float:
-        return math.exp(self.log_h)
-
-    @property
-    def log_ratio(self) -> float:
-        return self.log_h - self.log_tv
 
 
 def _factor_logs(L: int, M: float, X: float, dps: int, panels: int, nodes: int):

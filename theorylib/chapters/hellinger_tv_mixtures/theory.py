@@ -541,3 +541,62 @@ def wrong_product_log_ratio_no_sqrt2(L1: int, L2: int, M1: float, M2: float) -> 
     (the factor sqrt 2 of H^2 = 2 H_1^2 H_2^2 forgotten)."""
     ratio, rem = product_log_ratio(L1, L2, M1, M2)
     return ratio - 0.5 * LOG_2, rem
+
+
+# --------------------------------------------------------------------------------------------------
+# the paper's sharpness construction on Chebyshev nodes (Jung and Gao 2026, Lemma 3.2, Corollaries 3.3-3.4)
+
+
+def chebyshev_log_lambda(n: int) -> float:
+    """log lambda_n = -sqrt(8n + 4), the weight of the dilution pi1 = (1 - lambda) delta_0 + lambda pi0."""
+    return -math.sqrt(8 * check_int("n", n, low=1) + 4)
+
+
+def chebyshev_log_q_norms(n: int, M: float) -> tuple[float, float]:
+    """log ||q_n||_{L1(phi)} and log ||q_n||_{L2(phi)} of q_n = c x^n / n!, c = (a (sqrt 2 - 1))^{n+1}, a = min(1, M).
+
+    q_n is the degree-<= n part of the Hermite expansion of g_n = (f_pi0 - f_eta0)/phi (the paper's item 5);
+    E|Z|^n = 2^{n/2} Gamma((n+1)/2) / sqrt(pi) and E Z^{2n} = (2n - 1)!! = (2n)! / (2^n n!).
+    """
+    n = check_int("n", n, low=1)
+    log_c = (n + 1) * math.log(min(1.0, check_M(M)) * (math.sqrt(2.0) - 1.0))
+    base = log_c - math.lgamma(n + 1)
+    log_l1 = base + log_abs_moment(n)
+    log_l2 = base + 0.5 * (math.lgamma(2 * n + 1) - n * LOG_2 - math.lgamma(n + 1))
+    return log_l1, log_l2
+
+
+def chebyshev_log_tv(n: int, M: float) -> float:
+    """log of (lambda/8) ||q_n||_1: TV(f_pi2, f_eta2) = (lambda/8) ||g_n||_1 exactly, and g_n = q_n + r_n."""
+    return chebyshev_log_lambda(n) - math.log(8.0) + chebyshev_log_q_norms(n, M)[0]
+
+
+def chebyshev_log_h(n: int, M: float) -> float:
+    """log of lambda ||q_n||_2 / (8 sqrt 2): H^2 = int Psi(1 + u/4) f_eta1, Psi(1 + s) = s^2/8 + O(s^3), u small."""
+    return chebyshev_log_lambda(n) - math.log(8.0) - 0.5 * LOG_2 + chebyshev_log_q_norms(n, M)[1]
+
+
+def alpha_star(tv: ArrayLike) -> np.ndarray:
+    """The paper's sharpness exponent alpha*(t) = 0.33 / log log(1/t) (its Theorem 3.1: H_n >= TV_n^{1 - alpha*})."""
+    t = np.asarray(tv, dtype=float)
+    return 0.33 / np.log(np.log(1.0 / t))
+
+
+def wrong_chebyshev_log_tv_undiluted(n: int, M: float) -> float:
+    """Wrong: (lambda/2) ||q_n||_1, the TV of (pi1, eta1), forgetting the mixing pi2 = pi1/4 + 3 eta1/4."""
+    return chebyshev_log_lambda(n) - math.log(2.0) + chebyshev_log_q_norms(n, M)[0]
+
+
+def wrong_chebyshev_log_tv_l2(n: int, M: float) -> float:
+    """Wrong: (lambda/8) ||q_n||_2, the L2 norm where TV needs the L1 norm (the gap the construction exploits)."""
+    return chebyshev_log_lambda(n) - math.log(8.0) + chebyshev_log_q_norms(n, M)[1]
+
+
+def wrong_chebyshev_log_h_paper_bound(n: int, M: float) -> float:
+    """Wrong: lambda ||q_n||_2 / 64, the paper's lower bound (Corollary 3.4) read as the value."""
+    return chebyshev_log_lambda(n) - math.log(64.0) + chebyshev_log_q_norms(n, M)[1]
+
+
+def wrong_chebyshev_log_h_chi2(n: int, M: float) -> float:
+    """Wrong: H = sqrt(chi^2(f_pi2 || f_eta2)) = lambda ||q_n||_2 / 4, the chi^2 bound read as the value."""
+    return chebyshev_log_lambda(n) - math.log(4.0) + chebyshev_log_q_norms(n, M)[1]
